@@ -1,0 +1,138 @@
+"""The dtypes strided stores, how they are held in numpy buffers, and how they combine.
+
+f16 and bf16 are stored as themselves (numpy float16, ml_dtypes bfloat16) but
+every kernel computes them in f32: numba has no half-precision arithmetic on
+the CPU.  Copies never compute, so they move raw bits of any dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .errors import DTypeError
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    name: str
+    np: np.dtype  # the storage dtype of the numpy buffer
+    kind: str  # "f" float, "i" signed int, "u" unsigned int, "b" bool
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def compute(self) -> "DType":
+        """The dtype kernels compute in: f32 for the half types, itself otherwise."""
+        return f32 if self.name in ("f16", "bf16") else self
+
+    def __repr__(self):
+        return f"strided.{self.name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+
+f16 = DType("f16", np.dtype(np.float16), "f")
+bf16 = DType("bf16", np.dtype(ml_dtypes.bfloat16), "f")
+f32 = DType("f32", np.dtype(np.float32), "f")
+f64 = DType("f64", np.dtype(np.float64), "f")
+u8 = DType("u8", np.dtype(np.uint8), "u")
+u32 = DType("u32", np.dtype(np.uint32), "u")
+i64 = DType("i64", np.dtype(np.int64), "i")
+bool_ = DType("bool", np.dtype(np.bool_), "b")
+
+ALL = (f16, bf16, f32, f64, u8, u32, i64, bool_)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+_ALIASES = {
+    "float16": f16, "half": f16, "bfloat16": bf16, "float32": f32, "float": f32,
+    "float64": f64, "double": f64, "uint8": u8, "uint32": u32, "int64": i64, "long": i64,
+    "bool_": bool_,
+}
+
+
+def as_dtype(d) -> DType:
+    """Accept a DType, its name, a numpy dtype, or a Python type."""
+    if isinstance(d, DType):
+        return d
+    if isinstance(d, str):
+        found = _BY_NAME.get(d) or _ALIASES.get(d)
+        if found is None:
+            raise DTypeError(f"dtype: unknown dtype name {d!r} (expected one of {', '.join(_BY_NAME)})")
+        return found
+    if d is float:
+        return f64
+    if d is int:
+        return i64
+    if d is bool:
+        return bool_
+    try:
+        npd = np.dtype(d)
+    except TypeError:
+        raise DTypeError(f"dtype: cannot interpret {d!r} as a dtype") from None
+    found = _BY_NP.get(npd)
+    if found is None:
+        raise DTypeError(
+            f"dtype: numpy dtype {npd} is not supported (expected one of {', '.join(_BY_NAME)})"
+        )
+    return found
+
+
+def from_numpy_dtype(npd: np.dtype) -> DType:
+    return as_dtype(npd)
+
+
+# Ranks inside each kind decide promotion the way NumPy does for the pairs we hold.
+_FLOAT_RANK = {"f16": 1, "bf16": 1, "f32": 2, "f64": 3}
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The result dtype of a binary op on two tensors (NumPy's table; f16 with bf16 gives f32)."""
+    if a is b:
+        return a
+    if a.is_float and b.is_float:
+        if {a.name, b.name} == {"f16", "bf16"}:
+            return f32
+        return a if _FLOAT_RANK[a.name] > _FLOAT_RANK[b.name] else b
+    if a.is_float or b.is_float:
+        fl, other = (a, b) if a.is_float else (b, a)
+        if fl.name in ("f16", "bf16") and other.kind in "ub" and other.itemsize == 1:
+            return fl
+        if fl.name in ("f16", "bf16", "f32") and other.kind != "b":
+            # NumPy widens the float to hold every value of the integer.
+            return f64 if other.itemsize >= 4 else (f32 if other.itemsize == 2 else fl)
+        return fl
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def scalar_dtype(value) -> DType:
+    """The dtype a Python scalar would get as a tensor of its own."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return i64
+    if isinstance(value, (float, np.floating)):
+        return f64
+    raise DTypeError(f"dtype: unsupported scalar {value!r} of type {type(value).__name__}")
+
+
+def promote_scalar(t: DType, value) -> DType:
+    """A tensor combined with a Python scalar: the scalar only widens the kind (NumPy 2 / NEP 50)."""
+    if isinstance(value, (bool, np.bool_)):
+        return t
+    if isinstance(value, (int, np.integer)):
+        return i64 if t.kind == "b" else t
+    if isinstance(value, (float, np.floating)):
+        return t if t.is_float else f64
+    raise DTypeError(f"dtype: unsupported scalar {value!r} of type {type(value).__name__}")

@@ -1,0 +1,371 @@
+"""The flat layout: shape, signed element strides and an element offset.
+
+Pure integer arithmetic, no data and no numpy.  Every view of a tensor is a new
+Layout over the same buffer; nothing in this module ever touches memory.
+"""
+
+from __future__ import annotations
+
+import operator
+from math import prod
+
+from ..errors import ShapeError, StridedIndexError
+
+
+def _as_int(op: str, what: str, value) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ShapeError(f"{op}: expected an integer {what}, got {value!r}") from None
+
+
+def _int_tuple(op: str, what: str, values) -> tuple[int, ...]:
+    if isinstance(values, int) or hasattr(values, "__index__"):
+        values = (values,)
+    try:
+        return tuple(_as_int(op, what, v) for v in values)
+    except TypeError:
+        raise ShapeError(f"{op}: expected a sequence of integers for {what}, got {values!r}") from None
+
+
+def norm_dim(op: str, dim, ndim: int, *, extra: int = 0) -> int:
+    """A dim in [-(ndim+extra), ndim+extra) mapped to [0, ndim+extra).
+
+    ``extra=1`` is for ops that insert a dim (unsqueeze)."""
+    d = _as_int(op, "dim", dim)
+    n = ndim + extra
+    if not -n <= d < n or n == 0:
+        raise StridedIndexError(
+            f"{op}: dim {d} out of range for a tensor of rank {ndim}"
+            + (f" (expected a dim in [{-n}, {n - 1}])" if n else " (it has no dims)")
+        )
+    return d % n
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides: each dim steps over the product of the dims to its right."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def column_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in shape:
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(strides)
+
+
+def infer_shape(op: str, shape, numel: int) -> tuple[int, ...]:
+    """Resolve one -1 in ``shape`` so that it holds ``numel`` elements."""
+    shape = _int_tuple(op, "shape", shape)
+    holes = [i for i, n in enumerate(shape) if n == -1]
+    if len(holes) > 1 or any(n < -1 for n in shape):
+        raise ShapeError(f"{op}: invalid shape {shape} (sizes must be >= 0, at most one -1)")
+    known = prod(n for n in shape if n != -1)
+    if holes:
+        if known == 0 or numel % known:
+            raise ShapeError(f"{op}: shape {shape} is invalid for input of size {numel}")
+        shape = shape[: holes[0]] + (numel // known,) + shape[holes[0] + 1 :]
+    if prod(shape) != numel:
+        raise ShapeError(f"{op}: shape {shape} is invalid for input of size {numel}")
+    return shape
+
+
+class Layout:
+    """A strided view: element ``(i0, .., in-1)`` lives at ``offset + sum(ik * stride[k])``.
+
+    Immutable and hashable; equality is by value.  Strides may be negative
+    (flips) or zero (broadcasts).  Views return new layouts.
+    """
+
+    __slots__ = ("shape", "stride", "offset", "_hash")
+
+    def __init__(self, shape, stride=None, offset: int = 0):
+        shape = _int_tuple("Layout", "shape", shape)
+        if any(n < 0 for n in shape):
+            raise ShapeError(f"Layout: sizes must be >= 0, got shape {shape}")
+        stride = contiguous_strides(shape) if stride is None else _int_tuple("Layout", "stride", stride)
+        if len(stride) != len(shape):
+            raise ShapeError(
+                f"Layout: shape {shape} and stride {stride} must have the same length"
+            )
+        set_ = object.__setattr__
+        set_(self, "shape", shape)
+        set_(self, "stride", stride)
+        set_(self, "offset", _as_int("Layout", "offset", offset))
+        set_(self, "_hash", hash((shape, stride, self.offset)))
+
+    # -- identity ---------------------------------------------------------
+    def __setattr__(self, name, value):
+        raise AttributeError("Layout is immutable")
+
+    def __eq__(self, other):
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return (self.shape, self.stride, self.offset) == (other.shape, other.stride, other.offset)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return (Layout, (self.shape, self.stride, self.offset))
+
+    def __repr__(self):
+        return f"Layout(shape={self.shape}, stride={self.stride}, offset={self.offset})"
+
+    def __str__(self):
+        fmt = lambda t: "(" + ",".join(map(str, t)) + ")"
+        return f"{fmt(self.shape)}:{fmt(self.stride)}+{self.offset}"
+
+    # -- constructors -----------------------------------------------------
+    @classmethod
+    def contiguous(cls, shape, offset: int = 0) -> "Layout":
+        shape = _int_tuple("Layout.contiguous", "shape", shape)
+        return cls(shape, contiguous_strides(shape), offset)
+
+    @classmethod
+    def column_major(cls, shape, offset: int = 0) -> "Layout":
+        shape = _int_tuple("Layout.column_major", "shape", shape)
+        return cls(shape, column_major_strides(shape), offset)
+
+    # -- metadata ---------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        """Row-major dense, as candle decides it: size-1 dims and the offset never matter."""
+        acc = 1
+        for n, s in zip(reversed(self.shape), reversed(self.stride)):
+            if n > 1 and s != acc:
+                return False
+            acc *= n
+        return True
+
+    def is_fortran_contiguous(self) -> bool:
+        acc = 1
+        for n, s in zip(self.shape, self.stride):
+            if n > 1 and s != acc:
+                return False
+            acc *= n
+        return True
+
+    def contiguous_offsets(self) -> tuple[int, int] | None:
+        """``(start, end)`` of the dense run the layout covers when it is contiguous."""
+        if not self.is_contiguous():
+            return None
+        return self.offset, self.offset + self.numel
+
+    # -- addressing -------------------------------------------------------
+    def offset_of(self, index) -> int:
+        index = _int_tuple("offset_of", "index", index)
+        if len(index) != self.ndim:
+            raise StridedIndexError(
+                f"offset_of: expected an index of length {self.ndim} for shape {self.shape}, got {index}"
+            )
+        off = self.offset
+        for d, (i, n, s) in enumerate(zip(index, self.shape, self.stride)):
+            if not 0 <= i < n:
+                raise StridedIndexError(
+                    f"offset_of: index {i} is out of bounds for dim {d} with size {n}"
+                )
+            off += i * s
+        return off
+
+    def unravel(self, i: int) -> tuple[int, ...]:
+        """The row-major multi-index of the ``i``-th element."""
+        i = _as_int("unravel", "index", i)
+        if not 0 <= i < self.numel:
+            raise StridedIndexError(
+                f"unravel: flat index {i} is out of bounds for shape {self.shape} ({self.numel} elements)"
+            )
+        out = []
+        for n in reversed(self.shape):
+            i, r = divmod(i, n)
+            out.append(r)
+        return tuple(reversed(out))
+
+    # -- views ------------------------------------------------------------
+    def _replace(self, d: int, size: int, stride: int, offset: int) -> "Layout":
+        shape = self.shape[:d] + (size,) + self.shape[d + 1 :]
+        strides = self.stride[:d] + (stride,) + self.stride[d + 1 :]
+        return Layout(shape, strides, offset)
+
+    def narrow(self, dim, start: int, length: int) -> "Layout":
+        d = norm_dim("narrow", dim, self.ndim)
+        n = self.shape[d]
+        start = _as_int("narrow", "start", start)
+        length = _as_int("narrow", "length", length)
+        if start < 0:
+            start += n
+        if not (0 <= start <= n and 0 <= length and start + length <= n):
+            raise StridedIndexError(
+                f"narrow: start {start} + length {length} exceeds dimension size {n} "
+                f"of dim {d} (shape {self.shape})"
+            )
+        offset = self.offset + start * self.stride[d] if length else self.offset
+        return self._replace(d, length, self.stride[d], offset)
+
+    def slice(self, dim, start=None, stop=None, step=None) -> "Layout":
+        """Python slice semantics on one dim, any nonzero step."""
+        d = norm_dim("slice", dim, self.ndim)
+        if step is not None and _as_int("slice", "step", step) == 0:
+            raise ShapeError(f"slice: step must be nonzero, got 0 for dim {d} (shape {self.shape})")
+        r = range(*slice(start, stop, step).indices(self.shape[d]))
+        offset = self.offset + r.start * self.stride[d] if len(r) else self.offset
+        return self._replace(d, len(r), self.stride[d] * r.step, offset)
+
+    def select(self, dim, index: int) -> "Layout":
+        d = norm_dim("select", dim, self.ndim)
+        n = self.shape[d]
+        i = _as_int("select", "index", index)
+        if not -n <= i < n:
+            raise StridedIndexError(
+                f"select: index {i} is out of bounds for dim {d} with size {n}"
+            )
+        i %= n
+        return Layout(
+            self.shape[:d] + self.shape[d + 1 :],
+            self.stride[:d] + self.stride[d + 1 :],
+            self.offset + i * self.stride[d],
+        )
+
+    def transpose(self, d0, d1) -> "Layout":
+        a = norm_dim("transpose", d0, self.ndim)
+        b = norm_dim("transpose", d1, self.ndim)
+        perm = list(range(self.ndim))
+        perm[a], perm[b] = perm[b], perm[a]
+        return self._permuted(perm)
+
+    def permute(self, dims) -> "Layout":
+        dims = _int_tuple("permute", "dims", dims)
+        norm = [d % self.ndim if self.ndim and -self.ndim <= d < self.ndim else None for d in dims]
+        if len(dims) != self.ndim or None in norm or sorted(norm) != list(range(self.ndim)):
+            raise ShapeError(
+                f"permute: dims {dims} are not a permutation of the {self.ndim} dims of shape {self.shape}"
+            )
+        return self._permuted(norm)
+
+    def _permuted(self, perm) -> "Layout":
+        return Layout(
+            tuple(self.shape[p] for p in perm), tuple(self.stride[p] for p in perm), self.offset
+        )
+
+    def broadcast_as(self, shape) -> "Layout":
+        """New leading dims and stretched size-1 dims read the same elements (stride 0)."""
+        target = _int_tuple("broadcast_as", "shape", shape)
+        lead = len(target) - self.ndim
+        if lead < 0:
+            raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (fewer dims)")
+        out_shape, out_stride = list(target[:lead]), [0] * lead
+        for n, s, want in zip(self.shape, self.stride, target[lead:]):
+            if want == -1 or want == n:
+                out_shape.append(n)
+                out_stride.append(s)
+            elif n == 1 and want >= 0:
+                out_shape.append(want)
+                out_stride.append(0)
+            else:
+                raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target}")
+        if any(n < 0 for n in out_shape):
+            raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (-1 in a new dim)")
+        return Layout(out_shape, out_stride, self.offset)
+
+    def unsqueeze(self, dim) -> "Layout":
+        d = norm_dim("unsqueeze", dim, self.ndim, extra=1)
+        # The stride a dense tensor would have there keeps contiguity intact.
+        s = self.shape[d] * self.stride[d] if d < self.ndim else 1
+        return Layout(self.shape[:d] + (1,) + self.shape[d:], self.stride[:d] + (s,) + self.stride[d:], self.offset)
+
+    def squeeze(self, dim=None) -> "Layout":
+        """Drop size-1 dims; a named dim that is not 1 is left alone (PyTorch semantics)."""
+        if dim is None:
+            drop = {d for d, n in enumerate(self.shape) if n == 1}
+        else:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            drop = {d for d in (norm_dim("squeeze", x, self.ndim) for x in dims) if self.shape[d] == 1}
+        keep = [d for d in range(self.ndim) if d not in drop]
+        return Layout(tuple(self.shape[d] for d in keep), tuple(self.stride[d] for d in keep), self.offset)
+
+    def flip(self, dims) -> "Layout":
+        """Reverse dims: the stride changes sign and the offset moves to the last element."""
+        dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+        norm = [norm_dim("flip", d, self.ndim) for d in dims]
+        if len(set(norm)) != len(norm):
+            raise ShapeError(f"flip: dims {tuple(dims)} repeat a dim (shape {self.shape})")
+        shape, stride, offset = self.shape, list(self.stride), self.offset
+        if 0 in shape:
+            offset = self.offset
+            for d in norm:
+                stride[d] = -stride[d]
+            return Layout(shape, stride, offset)
+        for d in norm:
+            offset += (shape[d] - 1) * stride[d]
+            stride[d] = -stride[d]
+        return Layout(shape, stride, offset)
+
+    def reshape_view(self, shape) -> "Layout | None":
+        """The view with ``shape`` over the same elements, or None when none exists.
+
+        Dims are split into chunks that are dense within themselves (size-1 dims
+        never end a chunk); the new shape must split into chunks of the same
+        element counts, each new stride being the chunk's innermost stride times
+        the new sizes to its right.  This is PyTorch's computeStride rule.
+        """
+        new = infer_shape("reshape", shape, self.numel)
+        old_shape, old_stride = self.shape, self.stride
+        if self.numel == 0 or not old_shape:
+            return Layout(new, contiguous_strides(new), self.offset)
+        new_stride = [0] * len(new)
+        view_d = len(new) - 1
+        base = old_stride[-1]
+        tensor_numel = view_numel = 1
+        for d in range(len(old_shape) - 1, -1, -1):
+            tensor_numel *= old_shape[d]
+            if d == 0 or (old_shape[d - 1] != 1 and old_stride[d - 1] != tensor_numel * base):
+                while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                    new_stride[view_d] = view_numel * base
+                    view_numel *= new[view_d]
+                    view_d -= 1
+                if view_numel != tensor_numel:
+                    return None
+                if d > 0:
+                    base = old_stride[d - 1]
+                    tensor_numel = view_numel = 1
+        if view_d != -1:
+            return None
+        return Layout(new, new_stride, self.offset)
+
+    # -- iteration and analysis live in their own modules -----------------
+    def strided_index(self):
+        from .iterate import StridedIndex
+
+        return StridedIndex(self.shape, self.stride, self.offset)
+
+    def strided_blocks(self):
+        from .iterate import strided_blocks
+
+        return strided_blocks(self)
+
+    def span(self) -> tuple[int, int]:
+        from .analysis import span
+
+        return span(self)
+
+    @property
+    def cosize(self) -> int:
+        lo, hi = self.span()
+        return hi - lo
+
+    def validate(self, buffer_len: int) -> "Layout":
+        from .analysis import validate
+
+        return validate(self, buffer_len)

@@ -1,0 +1,167 @@
+"""How many threads strided uses, and making numba and BLAS agree on it.
+
+The default is what this process may really run on: the CPU affinity mask,
+capped by the cgroup CPU quota (rounded up).  NumPy's OpenBLAS, numba and
+PyTorch size their pools from the machine's core count instead, which in a
+container with a CPU quota starts far more threads than can run at once.
+
+This module must be imported before numba: it fixes numba's pool size and pins
+a threading layer that tolerates concurrent calls from several Python threads
+(omp, else tbb).  If only numba's workqueue layer exists, parallel kernels are
+entered under a lock, because that layer aborts when entered concurrently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+_ENV = "STRIDED_NUM_THREADS"
+
+
+def _cgroup_quota() -> float | None:
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:  # cgroup v2: "max 100000" or "200000 100000"
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:  # cgroup v1
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") as f:
+            quota = int(f.read())
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as f:
+            period = int(f.read())
+        if quota > 0 and period > 0:
+            return quota / period
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def default_num_threads() -> int:
+    """min(CPU affinity, ceil(cgroup quota)), never below 1."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        n = min(n, math.ceil(quota))
+    return max(1, n)
+
+
+def _from_env() -> int | None:
+    raw = os.environ.get(_ENV)
+    if not raw:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+_max_threads = default_num_threads()
+_num_threads = _from_env() or _max_threads
+
+
+
+def _cache_dir_fallback() -> None:
+    """numba's cache=True raises at import when it cannot write beside the sources."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    if os.access(pkg, os.W_OK):
+        return
+    import tempfile
+
+    for base in (os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), tempfile.gettempdir()):
+        path = os.path.join(base, "strided", "numba")
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(path, os.W_OK):
+            os.environ["NUMBA_CACHE_DIR"] = path
+            return
+
+
+_cache_dir_fallback()
+# numba reads these when its threading layer starts; set them before anything imports numba.
+os.environ.setdefault("NUMBA_NUM_THREADS", str(max(_num_threads, _max_threads)))
+os.environ.setdefault("NUMBA_THREADING_LAYER_PRIORITY", "omp tbb workqueue")
+
+import numba  # noqa: E402
+
+_numba_cap = numba.config.NUMBA_NUM_THREADS
+_lock = threading.Lock()
+_serialise: bool | None = None  # decided on the first parallel call
+
+
+def get_num_threads() -> int:
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Set the thread count for strided's kernels and for the BLAS pool."""
+    global _num_threads
+    from .errors import StridedError
+
+    if not isinstance(n, int) or n < 1:
+        raise StridedError(f"set_num_threads: expected a positive integer, got {n!r}")
+    _num_threads = n
+    _apply()
+
+
+def _apply() -> None:
+    numba.set_num_threads(min(_num_threads, _numba_cap))
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=_num_threads, user_api="blas")
+    except Exception:  # threadpoolctl missing or no BLAS found: nothing to limit
+        pass
+
+
+def parallel_guard():
+    """A context entered around parallel kernels: a lock only on numba's unsafe workqueue layer."""
+    global _serialise
+    if _serialise is None:
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # not initialised until the first parallel kernel runs
+            return _Lazy()
+        _serialise = layer == "workqueue"
+    return _lock if _serialise else _NULL
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Lazy(_Null):
+    """First parallel call in the process: take the lock, then learn the layer."""
+
+    def __enter__(self):
+        _lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        global _serialise
+        try:
+            _serialise = numba.threading_layer() == "workqueue"
+        except ValueError:
+            pass
+        _lock.release()
+        return False
+
+
+_NULL = _Null()
+_apply()
