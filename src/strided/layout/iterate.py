@@ -192,11 +192,16 @@ class NdIter:
     def inner_strides(self) -> tuple[int, ...]:
         return tuple(s[-1] for s in self.strides)
 
-    def __len__(self) -> int:
+    @property
+    def steps(self) -> int:
+        """Outer steps (``len()``, but also past sys.maxsize, where len() cannot answer)."""
         return prod(self.shape[:-1]) if self.shape[-1] else 0
 
+    def __len__(self) -> int:
+        return self.steps
+
     def __iter__(self) -> Iterator[tuple[int, ...]]:
-        if not len(self):
+        if not self.steps:
             return
         outer = self.shape[:-1]
         per_dim = [tuple(s[d] for s in self.strides) for d in range(len(outer))]

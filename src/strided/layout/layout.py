@@ -142,7 +142,11 @@ class Layout:
         return prod(self.shape)
 
     def is_contiguous(self) -> bool:
-        """Row-major dense, as candle decides it: size-1 dims and the offset never matter."""
+        """Row-major dense, as candle decides it: size-1 dims and the offset never matter.
+
+        A layout with no elements is contiguous, as in NumPy and PyTorch."""
+        if 0 in self.shape:
+            return True
         acc = 1
         for n, s in zip(reversed(self.shape), reversed(self.stride)):
             if n > 1 and s != acc:
@@ -151,6 +155,8 @@ class Layout:
         return True
 
     def is_fortran_contiguous(self) -> bool:
+        if 0 in self.shape:
+            return True
         acc = 1
         for n, s in zip(self.shape, self.stride):
             if n > 1 and s != acc:
@@ -281,8 +287,8 @@ class Layout:
 
     def unsqueeze(self, dim) -> "Layout":
         d = norm_dim("unsqueeze", dim, self.ndim, extra=1)
-        # The stride a dense tensor would have there keeps contiguity intact.
-        s = self.shape[d] * self.stride[d] if d < self.ndim else 1
+        # A size-1 dim never moves the address; candle (seed 004) repeats the next dim's stride.
+        s = self.stride[d] if d < self.ndim else 1
         return Layout(self.shape[:d] + (1,) + self.shape[d:], self.stride[:d] + (s,) + self.stride[d:], self.offset)
 
     def squeeze(self, dim=None) -> "Layout":

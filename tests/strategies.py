@@ -1,0 +1,113 @@
+"""Hypothesis strategies shared by the test suite.
+
+The trick used throughout: a numpy base array holding ``arange(n)`` makes every
+element of any numpy view equal to its own buffer offset, so NumPy is an oracle
+for offsets, order and strides at once.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+from hypothesis import strategies as st
+
+from strided.layout import Layout
+
+
+def shapes(min_rank=0, max_rank=6, max_size=4, max_numel=512):
+    return st.lists(st.integers(0, max_size), min_size=min_rank, max_size=max_rank).map(tuple).filter(
+        lambda s: prod(s) <= max_numel
+    )
+
+
+def _apply(draw, lay: Layout, arr: np.ndarray):
+    """Draw one view op and apply it to a Layout and to the numpy view alike."""
+    nd = lay.ndim
+    choices = ["unsqueeze", "broadcast"]
+    if nd:
+        choices += ["narrow", "slice", "transpose", "permute", "flip", "select", "squeeze", "reshape"]
+    op = draw(st.sampled_from(choices), label="op")
+    if op == "unsqueeze":
+        d = draw(st.integers(-nd - 1, nd), label="dim")
+        return f"unsqueeze({d})", lay.unsqueeze(d), np.expand_dims(arr, d)
+    if op == "broadcast":
+        lead = draw(st.lists(st.integers(0, 3), max_size=2), label="lead")
+        tail = [draw(st.integers(0, 3)) if n == 1 else n for n in lay.shape]
+        target = tuple(lead) + tuple(tail)
+        if prod(target) > 2048:
+            return "noop", lay, arr
+        return f"broadcast_as({target})", lay.broadcast_as(target), np.broadcast_to(arr, target)
+    d = draw(st.integers(-nd, nd - 1), label="dim")
+    n = lay.shape[d]
+    idx = [slice(None)] * nd
+    if op == "narrow":
+        start = draw(st.integers(0, n), label="start")
+        length = draw(st.integers(0, n - start), label="length")
+        idx[d] = slice(start, start + length)
+        return f"narrow({d},{start},{length})", lay.narrow(d, start, length), arr[tuple(idx)]
+    if op == "slice":
+        start = draw(st.none() | st.integers(-n - 2, n + 2), label="start")
+        stop = draw(st.none() | st.integers(-n - 2, n + 2), label="stop")
+        step = draw(st.sampled_from([None, 1, 2, 3, -1, -2, -3]), label="step")
+        idx[d] = slice(start, stop, step)
+        return f"slice({d},{start},{stop},{step})", lay.slice(d, start, stop, step), arr[tuple(idx)]
+    if op == "transpose":
+        e = draw(st.integers(-nd, nd - 1), label="dim2")
+        return f"transpose({d},{e})", lay.transpose(d, e), np.swapaxes(arr, d, e)
+    if op == "permute":
+        perm = draw(st.permutations(range(nd)), label="perm")
+        return f"permute({perm})", lay.permute(perm), np.transpose(arr, perm)
+    if op == "flip":
+        dims = draw(st.lists(st.integers(0, nd - 1), unique=True, min_size=1, max_size=nd), label="dims")
+        return f"flip({dims})", lay.flip(dims), np.flip(arr, dims)
+    if op == "select":
+        if n == 0:
+            return "noop", lay, arr
+        i = draw(st.integers(-n, n - 1), label="index")
+        idx[d] = i
+        return f"select({d},{i})", lay.select(d, i), arr[tuple(idx) + (Ellipsis,)]
+    if op == "squeeze":
+        if n != 1:
+            return "noop", lay, arr
+        return f"squeeze({d})", lay.squeeze(d), np.squeeze(arr, d)
+    # reshape: only to shapes NumPy can view without copying
+    new = draw(shapes(max_rank=4, max_size=6, max_numel=4096).filter(lambda s: prod(s) == lay.numel) | st.just(lay.shape[::-1]))
+    if prod(new) != lay.numel:
+        return "noop", lay, arr
+    got = lay.reshape_view(new)
+    try:
+        want = arr.reshape(new, copy=False)
+    except ValueError:
+        want = None
+    return f"reshape({new})", got, want
+
+
+def view_chains(max_ops=6, max_rank=5):
+    """(ops, Layout, numpy view) from a contiguous base of arange values."""
+
+    @st.composite
+    def build(draw):
+        shape = draw(shapes(max_rank=max_rank))
+        base = np.arange(prod(shape), dtype=np.int64)
+        lay, arr = Layout.contiguous(shape), base.reshape(shape)
+        ops = []
+        for _ in range(draw(st.integers(0, max_ops))):
+            name, new_lay, new_arr = _apply(draw, lay, arr)
+            if new_lay is None or new_arr is None:
+                # reshape_view refused (or numpy refused): both must agree, the chain stops here
+                assert (new_lay is None) == (new_arr is None), (ops, name, lay)
+                break
+            ops.append(name)
+            lay, arr = new_lay, new_arr
+        return ops, lay, arr, base
+
+    return build()
+
+
+def numpy_offset(view: np.ndarray, base: np.ndarray) -> int:
+    return (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+
+
+def numpy_strides(view: np.ndarray) -> tuple[int, ...]:
+    return tuple(s // view.itemsize for s in view.strides)
