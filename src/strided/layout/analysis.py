@@ -1,17 +1,98 @@
-"""What a layout touches: its span in the buffer and its validity against a buffer.
+"""What a layout touches, and what kind of view it is (the CANN ops-math model).
 
-Pure integers.  The CANN-style analysis (overlap, classification,
-decomposition) builds on these two facts.
+Pure integers, no numpy.  Everything here answers questions about the set of
+buffer offsets ``offset + sum(i_k * stride_k)`` a layout reaches:
+
+* ``span`` / ``validate``: the lowest and one-past-highest offset, and whether
+  they fit a buffer.
+* ``is_non_overlapping``: whether two distinct indices share an offset (exact).
+* ``may_overlap`` / ``overlaps``: whether two layouts over one buffer can touch
+  a common element (extent test / exact).
+* ``classify``: which of CANN's primitive view kinds (offset, slice, strided
+  slice, transpose, broadcast, flip, overlap) a layout shows.
+* ``supports_reduce_fast_path``: ops-math's ``IsReduceNonContiguousSupport``
+  layout predicate.
+* ``decompose`` / ``replay``: the layout as a chain of primitive steps applied
+  to a dense base, like ops-math's ``ContiguousParam``.
+
+The exact overlap questions are bounded knapsack problems, NP-hard in general
+(NumPy's ``may_share_memory`` meets the same wall).  They are answered by exact
+reductions first, then by an exact search whose work is capped; past the cap
+``TooHardError`` is raised instead of a guess.  See ``is_non_overlapping`` for
+the algorithm and the bound.
 """
 
 from __future__ import annotations
 
-from ..errors import LayoutBoundsError
+import operator
+from dataclasses import dataclass
+from math import gcd, prod
+
+from ..errors import LayoutBoundsError, ShapeError, StridedIndexError, TooHardError
 from .layout import Layout
+
+__all__ = [
+    "span",
+    "validate",
+    "is_non_overlapping",
+    "may_overlap",
+    "overlaps",
+    "Classification",
+    "classify",
+    "supports_reduce_fast_path",
+    "Offset",
+    "Slice",
+    "StridedSlice",
+    "Permute",
+    "Broadcast",
+    "Flip",
+    "Reshape",
+    "decompose",
+    "replay",
+    "equivalent",
+    "DEFAULT_MAX_WORK",
+    "MAX_PASSES",
+]
+
+#: Work cap of the exact searches (see ``is_non_overlapping``): about a second.
+DEFAULT_MAX_WORK = 1 << 20
+#: Cap on reduction passes; each pass is O(rank) integer operations.
+MAX_PASSES = 4096
+# A bitset word is far cheaper than a set insertion (measured ~100x); one work
+# unit is one insertion, or this many 64-bit words through a shift and an or.
+_WORDS_PER_UNIT = 100
+# Bitsets wider than this many words (32 MiB) are not built whatever the cap.
+_MAX_WORDS = 1 << 22
+
+
+def _check_layout(op: str, layout) -> Layout:
+    if not isinstance(layout, Layout):
+        raise ShapeError(f"{op}: expected a Layout, got {type(layout).__name__} {layout!r}")
+    return layout
+
+
+def _check_work(op: str, max_work) -> int:
+    try:
+        w = operator.index(max_work)
+    except TypeError:
+        raise ShapeError(f"{op}: expected an integer max_work, got {max_work!r}") from None
+    if w < 1:
+        raise ShapeError(f"{op}: max_work must be >= 1, got {w}")
+    return w
+
+
+# ---------------------------------------------------------------------------
+# span and bounds
+# ---------------------------------------------------------------------------
 
 
 def span(layout: Layout) -> tuple[int, int]:
-    """``(lowest, highest + 1)`` buffer offsets the layout reaches; ``(offset, offset)`` when empty."""
+    """``(lowest, highest + 1)`` buffer offsets the layout reaches; ``(offset, offset)`` when empty.
+
+    ``highest + 1 - lowest`` is ``Layout.cosize``: the buffer length the view
+    needs, which is what must be allocated (seed 003: 12 elements of shape
+    (4, 3) strides (20, 2) span 67 offsets)."""
+    _check_layout("span", layout)
     if layout.numel == 0:
         return layout.offset, layout.offset
     lo = hi = layout.offset
@@ -25,13 +106,799 @@ def span(layout: Layout) -> tuple[int, int]:
 
 
 def validate(layout: Layout, buffer_len: int) -> Layout:
-    """Return the layout when every element lies in ``[0, buffer_len)``, else raise."""
+    """Return the layout when every element lies in ``[0, buffer_len)``, else raise LayoutBoundsError.
+
+    An empty layout touches nothing and always passes."""
+    _check_layout("validate", layout)
+    try:
+        buffer_len = operator.index(buffer_len)
+    except TypeError:
+        raise ShapeError(f"validate: expected an integer buffer length, got {buffer_len!r}") from None
     if layout.numel == 0:
         return layout
     lo, hi = span(layout)
     if lo < 0 or hi > buffer_len:
         raise LayoutBoundsError(
-            f"layout out of bounds: shape {layout.shape}, stride {layout.stride}, "
+            f"validate: layout out of bounds: shape {layout.shape}, stride {layout.stride}, "
             f"offset {layout.offset} spans [{lo}, {hi}) but the buffer holds {buffer_len} elements"
         )
     return layout
+
+
+# ---------------------------------------------------------------------------
+# exact overlap: bounded linear Diophantine problems
+# ---------------------------------------------------------------------------
+
+
+def _too_hard(op: str, what: str, cost: int, max_work: int):
+    raise TooHardError(
+        f"{op}: deciding {what} exactly needs about {cost} work units after reduction, "
+        f"over the bound max_work={max_work}; the answer is unknown (treat it as 'may overlap')"
+    )
+
+
+def _balanced_split(weights: list[int]) -> tuple[list[int], list[int]]:
+    """Indices split in two with products as even as a greedy pass makes them."""
+    left, right, pl, pr = [], [], 1, 1
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):
+        if pl <= pr:
+            left.append(i)
+            pl *= weights[i]
+        else:
+            right.append(i)
+            pr *= weights[i]
+    return left, right
+
+
+def _minkowski(mask: int, a: int, n: int) -> int:
+    """The bitset ``mask + {0, a, .., (n-1)a}`` in O(log n) shifts."""
+    have = 1
+    while have * 2 <= n:
+        mask |= mask << (have * a)
+        have *= 2
+    if have < n:
+        # A_have and A_have shifted by n-have cover A_n because n-have <= have.
+        mask |= mask << ((n - have) * a)
+    return mask
+
+
+def _enum_injective(items) -> bool:
+    """Whether ``i -> sum i_k a_k`` is injective on the box, by listing the sums."""
+    sums = {0}
+    for n, a in items:
+        nxt = {s + t * a for s in sums for t in range(n)}
+        if len(nxt) != len(sums) * n:
+            return False
+        sums = nxt
+    return True
+
+
+def _bitset_injective(items) -> bool:
+    mask, count = 1, 1
+    for n, a in sorted(items, key=lambda it: it[1]):
+        mask = _minkowski(mask, a, n)
+        count *= n
+        if mask.bit_count() != count:
+            return False
+    return True
+
+
+def _box_sums(items) -> set[int]:
+    """Every ``sum x_k a_k`` with ``|x_k| <= n_k - 1``."""
+    sums = {0}
+    for n, a in items:
+        sums = {s + t * a for s in sums for t in range(1 - n, n)}
+    return sums
+
+
+def _mitm_injective(items) -> bool:
+    """Meet in the middle: a collision is one inside a half, or nonzero half
+    differences that cancel.  Difference sets are symmetric, so positive parts suffice."""
+    li, ri = _balanced_split([2 * n - 1 for n, _ in items])
+    left, right = [items[i] for i in li], [items[i] for i in ri]
+    if not (_enum_injective(left) and _enum_injective(right)):
+        return False
+    dl = {v for v in _box_sums(left) if v > 0}
+    return not any(v > 0 and v in dl for v in _box_sums(right))
+
+
+def _homogeneous_costs(items) -> dict[str, int]:
+    reach = sum((n - 1) * a for n, a in items)
+    words = (reach + 1) // 64 + 1
+    li, ri = _balanced_split([2 * n - 1 for n, _ in items])
+    mitm = sum(prod(2 * items[i][0] - 1 for i in half) + prod(items[i][0] for i in half) for half in (li, ri))
+    bitset = sum(n.bit_length() + 1 for n, _ in items) * words // _WORDS_PER_UNIT + 1
+    return {
+        "bitset": bitset if words <= _MAX_WORDS else float("inf"),
+        "enumerate": prod(n for n, _ in items),
+        "mitm": mitm,
+    }
+
+
+def _exact_collision(op: str, what: str, items, max_work: int, method: str | None = None) -> bool:
+    """Exact search for a collision, by the cheapest of three methods, within ``max_work``."""
+    costs = _homogeneous_costs(items)
+    if method is None:
+        method = min(costs, key=costs.get)
+        if costs[method] > max_work:
+            _too_hard(op, what, costs[method], max_work)
+    injective = {"bitset": _bitset_injective, "enumerate": _enum_injective, "mitm": _mitm_injective}[method]
+    return not injective(items)
+
+
+def _collision_exists(op: str, what: str, items, max_work: int) -> bool:
+    """Is there a nonzero integer x with ``|x_k| <= n_k - 1`` and ``sum x_k a_k == 0``?
+
+    ``items`` are ``(n_k, a_k)`` with ``n_k >= 2`` and ``a_k > 0``.  Exact."""
+    items = list(items)
+    for _ in range(MAX_PASSES):
+        if len(items) <= 1:
+            return False
+        g = gcd(*(a for _, a in items))
+        if g > 1:
+            items = [(n, a // g) for n, a in items]
+        # Box tightening: |x_k| a_k is cancelled by the other terms, so it is at
+        # most their reach.  A dim whose stride beats all others' reach drops.
+        reach = sum((n - 1) * a for n, a in items)
+        tight = [(min(n - 1, (reach - (n - 1) * a) // a) + 1, a) for n, a in items]
+        if tight != items:
+            items = [(n, a) for n, a in tight if n > 1]
+            continue
+        # Divisibility: with gcd 1, x_k * a_k == 0 modulo g_k = gcd(other strides)
+        # forces g_k | x_k; substitute x_k = g_k * y_k.
+        a_list = [a for _, a in items]
+        pre, suf = [0], [0]
+        for a in a_list:
+            pre.append(gcd(pre[-1], a))
+        for a in reversed(a_list):
+            suf.append(gcd(suf[-1], a))
+        suf.reverse()
+        changed = False
+        new = []
+        for k, (n, a) in enumerate(items):
+            gk = gcd(pre[k], suf[k + 1])
+            if gk > 1:
+                changed = True
+                n, a = (n - 1) // gk + 1, a * gk
+            if n > 1:
+                new.append((n, a))
+        items = new
+        if not changed:
+            break
+    if len(items) <= 1:
+        return False
+    items.sort(key=lambda it: it[1])
+    # Direct witnesses: a stride that is a small multiple of another one.
+    for i, (ni, ai) in enumerate(items):
+        for nj, aj in items[i + 1 :]:
+            if aj % ai == 0 and aj // ai <= ni - 1:
+                return True
+    # Pigeonhole: more indices than offsets in reach.
+    if prod(n for n, _ in items) > sum((n - 1) * a for n, a in items) + 1:
+        return True
+    return _exact_collision(op, what, items, max_work)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _exact_target(op: str, what: str, terms, target: int, max_work: int, method: str | None = None) -> bool:
+    """Exact search for ``sum z_k a_k == target``, ``0 <= z_k <= m_k``, ``a_k > 0``."""
+    reach = sum(m * a for m, a in terms)
+    if not 0 <= target <= reach:
+        return False
+    words = (reach + 1) // 64 + 1
+    li, ri = _balanced_split([m + 1 for m, _ in terms])
+    bitset = sum((m + 1).bit_length() + 1 for m, _ in terms) * words // _WORDS_PER_UNIT + 1
+    costs = {
+        "bitset": bitset if words <= _MAX_WORDS else float("inf"),
+        "mitm": sum(prod(terms[i][0] + 1 for i in half) for half in (li, ri)),
+    }
+    if method is None:
+        method = min(costs, key=costs.get)
+        if costs[method] > max_work:
+            _too_hard(op, what, costs[method], max_work)
+    if method == "bitset":
+        mask = 1
+        for m, a in terms:
+            mask = _minkowski(mask, a, m + 1)
+        return bool((mask >> target) & 1)
+    left = {0}
+    for i in li:
+        m, a = terms[i]
+        left = {s + t * a for s in left for t in range(m + 1)}
+    right = {0}
+    for i in ri:
+        m, a = terms[i]
+        right = {s + t * a for s in right for t in range(m + 1)}
+    return any(target - r in left for r in right)
+
+
+def _merged(terms) -> list[tuple[int, int]]:
+    """Terms with equal coefficients as one: ``z1*c + z2*c`` takes every value ``w*c``, ``0 <= w <= m1+m2``."""
+    by_coef: dict[int, int] = {}
+    for m, c in terms:
+        if m > 0:
+            by_coef[c] = by_coef.get(c, 0) + m
+    return [(m, c) for c, m in by_coef.items()]
+
+
+def _greedy_witness(terms, target: int) -> bool:
+    """True only with a solution in hand: the largest coefficients first, as many as fit."""
+    for m, c in sorted(terms, key=lambda t: -t[1]):
+        target -= min(m, target // c) * c
+    return target == 0
+
+
+def _target_exists(op: str, what: str, terms, target: int, max_work: int) -> bool:
+    """Is there an integer z with ``0 <= z_k <= m_k`` and ``sum z_k c_k == target``?
+
+    ``terms`` are ``(m_k, c_k)`` with ``c_k != 0`` of either sign.  Exact."""
+    pos = []
+    for m, c in terms:
+        if c < 0:
+            # z -> m - z makes the coefficient positive.
+            target -= c * m
+            c = -c
+        pos.append((m, c))
+    terms = _merged(pos)
+    for _ in range(MAX_PASSES):
+        if not terms:
+            return target == 0
+        g = gcd(*(c for _, c in terms))
+        if target % g:
+            return False
+        if g > 1:
+            terms = [(m, c // g) for m, c in terms]
+            target //= g
+        reach = sum(m * c for m, c in terms)
+        if not 0 <= target <= reach:
+            return False
+        # Bound propagation: z_k * c_k must leave the others a remainder they reach.
+        changed = False
+        shifted = []
+        for m, c in terms:
+            rest = reach - m * c
+            zlo, zhi = max(0, _ceil_div(target - rest, c)), min(m, target // c)
+            if zlo > zhi:
+                return False
+            changed |= zlo > 0 or zhi < m
+            shifted.append((zlo, zhi, c))
+        if changed:
+            target -= sum(zlo * c for zlo, _, c in shifted)
+            terms = _merged((zhi - zlo, c) for zlo, zhi, c in shifted)
+            continue
+        # Divisibility: modulo g_k = gcd(other coefficients) only z_k c_k is
+        # left, so z_k is fixed modulo g_k (c_k is invertible: the gcd is 1).
+        cs = [c for _, c in terms]
+        pre, suf = [0], [0]
+        for c in cs:
+            pre.append(gcd(pre[-1], c))
+        for c in reversed(cs):
+            suf.append(gcd(suf[-1], c))
+        suf.reverse()
+        new = []
+        for k, (m, c) in enumerate(terms):
+            gk = gcd(pre[k], suf[k + 1])
+            if gk > 1:
+                r = (target * pow(c, -1, gk)) % gk
+                if r > m:
+                    return False
+                changed = True
+                target -= r * c
+                m, c = (m - r) // gk, c * gk
+            new.append((m, c))
+        terms = _merged(new)
+        if not changed:
+            break
+    if not terms:
+        return target == 0
+    pos = sorted(terms, key=lambda t: t[1])
+    # When each coefficient fits inside the reach of the smaller ones and all
+    # are multiples of the smallest, the sums fill an arithmetic progression.
+    a0, reach, filled = pos[0][1], 0, True
+    for m, a in pos:
+        if a % a0 or a > reach + a0:
+            filled = False
+            break
+        reach += m * a
+    if filled:
+        return 0 <= target <= reach and target % a0 == 0
+    if _greedy_witness(pos, target):
+        return True
+    return _exact_target(op, what, pos, target, max_work)
+
+
+def _moving_dims(layout: Layout) -> list[tuple[int, int]]:
+    """``(size, |stride|)`` of the dims that move: size > 1 and stride != 0."""
+    return [(n, abs(s)) for n, s in zip(layout.shape, layout.stride) if n > 1 and s != 0]
+
+
+def is_non_overlapping(layout: Layout, *, max_work: int = DEFAULT_MAX_WORK) -> bool:
+    """True when no two distinct indices reach the same offset.  Exact.
+
+    Empty layouts and size-1 dims never overlap; a size > 1 dim with stride 0
+    always does.  Otherwise two indices collide exactly when some nonzero
+    integer x with ``|x_k| <= n_k - 1`` has ``sum x_k |s_k| == 0``; the
+    algorithm:
+
+    1. Exact reductions, repeated to a fixed point (at most ``MAX_PASSES``
+       passes of O(rank) gcds and products): divide by the gcd of the strides;
+       tighten ``|x_k| <= reach of the other dims / |s_k|`` (a dim whose
+       stride exceeds the reach of all the others drops out: with every dim so,
+       this is the "each stride beats the reach of the smaller ones" fast
+       yes); substitute ``x_k = g_k * y_k`` where ``g_k`` is the gcd of the
+       other strides (``x_k`` must be a multiple of it).  Every step keeps the
+       solution set, and none makes an integer larger.
+    2. Exact witnesses: a stride that is a multiple ``t * s_j`` with
+       ``t <= n_j - 1`` (equal strides included) overlaps; more indices than
+       offsets in reach overlaps (pigeonhole).
+    3. An exact search over what is left, the cheapest of: a bitset of reachable
+       sums (Python int, O(log n) shifts per dim; cost ~ sum(log n_k) * reach
+       / 64 words), listing all ``prod(n_k)`` sums, or meet in the middle on the
+       difference vectors (~ 2 * sqrt(prod(2 n_k - 1))).
+
+    The bound: step 1 is at most ``MAX_PASSES`` passes of O(rank) operations on
+    integers no larger than the inputs; step 2 is O(rank**2); step 3 runs only
+    when its estimated cost is at most ``max_work`` units (one unit = one set
+    insertion or 100 bitset words, bitsets at most 32 MiB; the default
+    2**20 is about a second),
+    otherwise TooHardError is raised.  The answer is never a guess.
+    """
+    _check_layout("is_non_overlapping", layout)
+    max_work = _check_work("is_non_overlapping", max_work)
+    if layout.numel == 0:
+        return True
+    if any(n > 1 and s == 0 for n, s in zip(layout.shape, layout.stride)):
+        return False
+    what = f"whether shape {layout.shape} stride {layout.stride} overlaps itself"
+    return not _collision_exists("is_non_overlapping", what, _moving_dims(layout), max_work)
+
+
+def may_overlap(a: Layout, b: Layout) -> bool:
+    """Extent test: both layouts non-empty and their spans intersect.
+
+    False proves that no element is shared; True proves nothing (see ``overlaps``)."""
+    _check_layout("may_overlap", a)
+    _check_layout("may_overlap", b)
+    if a.numel == 0 or b.numel == 0:
+        return False
+    lo_a, hi_a = span(a)
+    lo_b, hi_b = span(b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
+def overlaps(a: Layout, b: Layout, *, max_work: int = DEFAULT_MAX_WORK) -> bool:
+    """Exact: is there a buffer offset reached by both layouts (over one buffer)?
+
+    With every stride made positive (a layout's set of offsets does not depend
+    on the signs; its lowest offset is the span's low end), the question is
+    whether ``sum i_k a_k - sum j_k b_k == lo_b - lo_a`` has a solution with
+    ``0 <= i_k < n_k`` and ``0 <= j_k < m_k``.  All coefficients are made
+    positive (``j -> m - 1 - j``) and equal ones merged (their sum takes every
+    value in range), then exact reductions to a fixed point (gcd, interval
+    propagation, divisibility; at most ``MAX_PASSES`` O(rank) passes), an
+    arithmetic-progression closed form, a greedy witness (only ever proves
+    True), and last the cheaper of a bitset over the sums and a meet in the
+    middle, run only within ``max_work`` units (as ``is_non_overlapping``);
+    TooHardError past it.
+    """
+    _check_layout("overlaps", a)
+    _check_layout("overlaps", b)
+    max_work = _check_work("overlaps", max_work)
+    if not may_overlap(a, b):
+        return False
+    dims_a, dims_b = _moving_dims(a), _moving_dims(b)
+    if span(a)[0] == span(b)[0] and sorted(dims_a) == sorted(dims_b):
+        return True  # the same set of offsets (a layout against itself, or its flip)
+    terms = [(n - 1, s) for n, s in dims_a] + [(n - 1, -s) for n, s in dims_b]
+    what = f"whether {a} and {b} share an element"
+    return _target_exists("overlaps", what, terms, span(b)[0] - span(a)[0], max_work)
+
+
+# ---------------------------------------------------------------------------
+# the dense-base structure shared by classify and decompose
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Core:
+    """The moving dims, sorted by |stride| descending and coalesced, over a dense base.
+
+    ``dims``: original dim indices of the moving dims in sorted order;
+    ``groups``: for each coalesced dim, how many sorted dims it merges;
+    ``sizes``/``strides``: the coalesced dims (strides > 0, descending);
+    ``bases``: the row-major strides ``B`` of the dense base, ``B[d] = gcd of
+    strides[0..d]`` except ``B[-1] = 1``; ``steps``: ``strides[d] // B[d]``.
+    """
+
+    dims: tuple[int, ...]
+    groups: tuple[int, ...]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    bases: tuple[int, ...]
+    steps: tuple[int, ...]
+
+    def nests(self) -> bool:
+        """Whether every dim's window fits in one row of the next outer base dim."""
+        return all(
+            (self.sizes[d] - 1) * self.strides[d] + self.bases[d] <= self.bases[d - 1]
+            for d in range(1, len(self.sizes))
+        )
+
+
+def _core(layout: Layout) -> _Core:
+    shape, stride = layout.shape, layout.stride
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1 and stride[d] != 0), key=lambda d: -abs(stride[d]))
+    groups, sizes, strides = [], [], []
+    for d in dims:
+        n, s = shape[d], abs(stride[d])
+        if strides and strides[-1] == n * s:
+            # The outer dim steps exactly over this one: one dim of a dense base.
+            groups[-1] += 1
+            sizes[-1] *= n
+            strides[-1] = s
+        else:
+            groups.append(1)
+            sizes.append(n)
+            strides.append(s)
+    k = len(strides)
+    bases, g = [], 0
+    for d, s in enumerate(strides):
+        g = gcd(g, s)
+        bases.append(g if d < k - 1 else 1)
+    steps = [s // b for s, b in zip(strides, bases)]
+    return _Core(tuple(dims), tuple(groups), tuple(sizes), tuple(strides), tuple(bases), tuple(steps))
+
+
+# ---------------------------------------------------------------------------
+# classification
+# ---------------------------------------------------------------------------
+
+_KINDS = ("contiguous", "offset", "slice", "strided_slice", "transpose", "broadcast", "flip", "overlapping")
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Which primitive view kinds a layout shows (see ``classify`` for the definitions)."""
+
+    contiguous: bool
+    offset: bool
+    slice: bool
+    strided_slice: bool
+    transpose: bool
+    broadcast: bool
+    flip: bool
+    overlapping: bool | None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The names of the flags that are True, in field order."""
+        return tuple(k for k in _KINDS if getattr(self, k) is True)
+
+    def __str__(self):
+        text = ", ".join(self.kinds) or "none"
+        if self.overlapping is None:
+            text += " (overlap undecided)"
+        return text
+
+
+def classify(layout: Layout, *, max_work: int = DEFAULT_MAX_WORK) -> Classification:
+    """The view kinds of a layout, each a precise predicate.
+
+    "Moving dims" are the dims with size > 1 and stride != 0.  The *core* is the
+    moving dims with |stride|, sorted by |stride| descending, adjacent ones
+    merged when the outer stride equals the inner size times the inner stride;
+    its dense base has row-major strides ``B[d] = gcd(core strides[0..d])``
+    (``B[last] = 1``) and each core dim steps ``step[d] = stride[d] / B[d]``
+    base elements (the largest base the strides allow: rows stay rows).
+
+    - contiguous: ``Layout.is_contiguous()`` (row-major dense; size-1 dims and
+      the offset ignored).
+    - offset: ``offset != 0``.
+    - slice: some core dim ``d >= 1`` with step 1 does not fill its base row:
+      ``(size[d] - 1) * stride[d] + B[d] < B[d-1]`` (rows of a bigger buffer,
+      seed 003 example 1).
+    - strided_slice: some core dim has ``step[d] > 1`` (the innermost one moves
+      by more than one element, or a dim skips base rows: seed example 2).  A
+      stepped dim's own window is part of its strided slice, not a slice.
+    - transpose: the |strides| of the moving dims, in dim order, are not
+      non-increasing (equal |strides| are an overlap, not a transpose).
+    - broadcast: a dim with size > 1 and stride 0.
+    - flip: a dim with size > 1 and a negative stride.
+    - overlapping: ``not is_non_overlapping(layout)``, exact, so a broadcast is
+      also overlapping; ``None`` when that question exceeds ``max_work``
+      (``overlapping`` is then absent from ``kinds``).
+    """
+    _check_layout("classify", layout)
+    max_work = _check_work("classify", max_work)
+    shape, stride = layout.shape, layout.stride
+    core = _core(layout)
+    sliced = any(
+        core.steps[d] == 1 and (core.sizes[d] - 1) * core.strides[d] + core.bases[d] < core.bases[d - 1]
+        for d in range(1, len(core.sizes))
+    )
+    moving = [abs(s) for n, s in zip(shape, stride) if n > 1 and s != 0]
+    try:
+        overlapping = not is_non_overlapping(layout, max_work=max_work)
+    except TooHardError:
+        overlapping = None
+    return Classification(
+        contiguous=layout.is_contiguous(),
+        offset=layout.offset != 0,
+        slice=sliced,
+        strided_slice=any(step > 1 for step in core.steps),
+        transpose=any(x < y for x, y in zip(moving, moving[1:])),
+        broadcast=any(n > 1 and s == 0 for n, s in zip(shape, stride)),
+        flip=any(n > 1 and s < 0 for n, s in zip(shape, stride)),
+        overlapping=overlapping,
+    )
+
+
+def supports_reduce_fast_path(layout: Layout) -> bool:
+    """ops-math's ``IsReduceNonContiguousSupport`` layout test (seed 003), verbatim.
+
+    True when ``1 <= rank <= 4``, every stride is positive (so the last one is
+    not 0), ``(shape[i] - 1) * stride[i] < stride[i-1]`` for each i >= 1 (no
+    overlap, no interleaving) and ``stride[i] >= stride[i+1]`` (row-major
+    order, no transpose).  As in ops-math, size-1 dims get no exemption.  The
+    op-level condition (not every reduced axis of size 1) is the caller's.
+    """
+    _check_layout("supports_reduce_fast_path", layout)
+    shape, stride = layout.shape, layout.stride
+    n = len(shape)
+    if not 1 <= n <= 4 or any(s <= 0 for s in stride):
+        return False
+    if any((shape[i] - 1) * stride[i] >= stride[i - 1] for i in range(1, n)):
+        return False
+    return all(stride[i] >= stride[i + 1] for i in range(n - 1))
+
+
+# ---------------------------------------------------------------------------
+# decomposition into primitive steps
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Offset:
+    """Move the view by ``offset`` elements (CANN's view offset)."""
+
+    offset: int
+
+    def apply(self, layout: Layout) -> Layout:
+        return Layout(layout.shape, layout.stride, layout.offset + self.offset)
+
+    def __str__(self):
+        return f"offset {self.offset:+d}"
+
+
+def _check_window(op: str, layout: Layout, dim: int, start: int, stop: int) -> None:
+    if not 0 <= dim < layout.ndim:
+        raise StridedIndexError(f"{op}: dim {dim} out of range for shape {layout.shape}")
+    n = layout.shape[dim]
+    if not 0 <= start <= stop <= n:
+        raise StridedIndexError(
+            f"{op}: window [{start}, {stop}) is not inside dim {dim} of size {n} (shape {layout.shape})"
+        )
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Keep ``[start, stop)`` of ``dim`` (step 1); the window must lie inside the dim."""
+
+    dim: int
+    start: int
+    stop: int
+
+    def apply(self, layout: Layout) -> Layout:
+        _check_window("Slice", layout, self.dim, self.start, self.stop)
+        return layout.narrow(self.dim, self.start, self.stop - self.start)
+
+    def __str__(self):
+        return f"slice dim {self.dim} [{self.start}:{self.stop}]"
+
+
+@dataclass(frozen=True)
+class StridedSlice:
+    """Keep ``range(start, stop, step)`` of ``dim``, ``step >= 1``, inside the dim."""
+
+    dim: int
+    start: int
+    stop: int
+    step: int
+
+    def apply(self, layout: Layout) -> Layout:
+        _check_window("StridedSlice", layout, self.dim, self.start, self.stop)
+        if self.step < 1:
+            raise ShapeError(f"StridedSlice: step must be >= 1 (use Flip to reverse), got {self.step}")
+        return layout.slice(self.dim, self.start, self.stop, self.step)
+
+    def __str__(self):
+        return f"strided slice dim {self.dim} [{self.start}:{self.stop}:{self.step}]"
+
+
+@dataclass(frozen=True)
+class Permute:
+    """Result dim ``i`` is input dim ``dims[i]``."""
+
+    dims: tuple[int, ...]
+
+    def apply(self, layout: Layout) -> Layout:
+        return layout.permute(self.dims)
+
+    def __str__(self):
+        return f"permute {self.dims}"
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """``broadcast_as(shape)``: size-1 dims and new leading dims get stride 0."""
+
+    shape: tuple[int, ...]
+
+    def apply(self, layout: Layout) -> Layout:
+        return layout.broadcast_as(self.shape)
+
+    def __str__(self):
+        return f"broadcast to {self.shape}"
+
+
+@dataclass(frozen=True)
+class Flip:
+    """Reverse ``dims`` (stride sign flips, offset moves to the last element)."""
+
+    dims: tuple[int, ...]
+
+    def apply(self, layout: Layout) -> Layout:
+        return layout.flip(self.dims)
+
+    def __str__(self):
+        return f"flip {self.dims}"
+
+
+@dataclass(frozen=True)
+class Reshape:
+    """``reshape_view(shape)``; replay fails when no view exists."""
+
+    shape: tuple[int, ...]
+
+    def apply(self, layout: Layout) -> Layout:
+        out = layout.reshape_view(self.shape)
+        if out is None:
+            raise ShapeError(f"Reshape: {layout} has no view of shape {self.shape}")
+        return out
+
+    def __str__(self):
+        return f"reshape to {self.shape}"
+
+
+_STEPS = (Offset, Slice, StridedSlice, Permute, Broadcast, Flip, Reshape)
+
+
+def replay(base_shape, steps) -> Layout:
+    """Apply ``steps`` in order to ``Layout.contiguous(base_shape)`` (offset 0).
+
+    Raises LayoutBoundsError when the result leaves the base buffer of
+    ``prod(base_shape)`` elements, and the step's own error when one cannot
+    apply."""
+    layout = Layout.contiguous(base_shape)
+    for step in steps:
+        if not isinstance(step, _STEPS):
+            raise ShapeError(
+                f"replay: expected a step ({', '.join(t.__name__ for t in _STEPS)}), got {step!r}"
+            )
+        layout = step.apply(layout)
+    lo, hi = span(layout)
+    if layout.numel and (lo < 0 or hi > prod(base_shape)):
+        raise LayoutBoundsError(
+            f"replay: the steps end at {layout} spanning [{lo}, {hi}), outside the base "
+            f"{tuple(base_shape)} of {prod(base_shape)} elements"
+        )
+    return layout
+
+
+def equivalent(a: Layout, b: Layout) -> bool:
+    """Same shape and the same offset for every index.
+
+    That is: equal shapes and, unless empty, equal offsets and equal strides on
+    every dim of size > 1 (a size-1 dim's stride is never used)."""
+    _check_layout("equivalent", a)
+    _check_layout("equivalent", b)
+    if a.shape != b.shape:
+        return False
+    if a.numel == 0:
+        return True
+    return a.offset == b.offset and all(
+        s == t for n, s, t in zip(a.shape, a.stride, b.stride) if n > 1
+    )
+
+
+def decompose(layout: Layout):
+    """``(base_shape, steps)`` with ``equivalent(replay(base_shape, steps), layout)``, or None.
+
+    The steps come in this order, each only when needed:
+
+    1. ``Slice`` / ``StridedSlice`` on each dim of the dense base, whose dims
+       are the layout's *core* (see ``classify``): the moving dims sorted by
+       |stride| descending and coalesced.  Row-major base strides are
+       ``B[d] = gcd(core strides[0..d])`` (``B[-1] = 1``): the largest base the
+       strides allow, so rows of a matrix stay rows (seed example 1 is a
+       ``Slice`` of each dim of an (8, 10) base, example 2 a ``Slice`` of the
+       rows and a ``StridedSlice`` step 2 of the columns of a (5, 20) base).
+       The lowest offset is written in the base's mixed radix as the slice
+       starts; when a digit does not leave room for its window the starts
+       are 0 and
+    2. ``Offset(lowest offset)`` moves the window instead.
+    3. ``Reshape`` splits coalesced dims back; ``Permute`` restores the dim
+       order; ``Flip`` the negative strides; ``Reshape`` inserts the size-1
+       and broadcast dims as size 1; ``Broadcast`` stretches the latter.
+
+    The base is the smallest with these row strides that holds the window.
+    An empty layout is ``(shape, [])``.  Returns None when the lowest offset
+    is negative (no base buffer holds it) or when the core does not nest in
+    its base (some ``(size[d]-1) * stride[d] + B[d] > B[d-1]``); that happens
+    exactly when the layout, broadcast dims aside, overlaps (e.g. (3,):(0,)
+    is fine but (2, 2):(1, 1) is not), or interleaves, e.g. (2, 3):(6, 4)
+    whose offsets {0, 4, 8, 6, 10, 14} no row structure separates.  Layouts
+    made from a dense one by narrow / slice / select / permute / transpose /
+    flip / broadcast / (un)squeeze / reshape_view always decompose.
+    """
+    _check_layout("decompose", layout)
+    shape, stride = layout.shape, layout.stride
+    if layout.numel == 0:
+        return tuple(shape), []
+    lo = span(layout)[0]
+    if lo < 0:
+        return None
+    core = _core(layout)
+    pre_shape = tuple(1 if s == 0 else n for n, s in zip(shape, stride))
+    broadcast = pre_shape != shape
+    steps: list = []
+    if not core.sizes:
+        # A single element (possibly broadcast): a 1-element window of a row.
+        base = (lo + 1,)
+        if lo:
+            steps.append(Slice(0, lo, lo + 1))
+        current = (1,)
+    else:
+        if not core.nests():
+            return None
+        k = len(core.sizes)
+        b, sizes, steps_d = core.bases, core.sizes, core.steps
+        base_dims = [0] + [b[d - 1] // b[d] for d in range(1, k)]
+        starts = [lo // b[0]] + [(lo % b[d - 1]) // b[d] for d in range(1, k)]
+        digits = all(starts[d] + (sizes[d] - 1) * steps_d[d] < base_dims[d] for d in range(1, k))
+        if digits:
+            base_dims[0] = starts[0] + (sizes[0] - 1) * steps_d[0] + 1
+        else:
+            starts = [0] * k
+            reach = sum((n - 1) * s for n, s in zip(sizes, core.strides))
+            base_dims[0] = max((sizes[0] - 1) * steps_d[0] + 1, _ceil_div(lo + reach + 1, b[0]))
+        base = tuple(base_dims)
+        for d in range(k):
+            stop = starts[d] + (sizes[d] - 1) * steps_d[d] + 1
+            if steps_d[d] > 1:
+                steps.append(StridedSlice(d, starts[d], stop, steps_d[d]))
+            elif starts[d] or stop != base[d]:
+                steps.append(Slice(d, starts[d], stop))
+        if not digits and lo:
+            steps.append(Offset(lo))
+        sorted_shape = tuple(shape[d] for d in core.dims)
+        if len(sorted_shape) != k:
+            steps.append(Reshape(sorted_shape))
+        # Sorted position of each moving dim, in the layout's own dim order.
+        moving = sorted(core.dims)
+        position = {d: i for i, d in enumerate(core.dims)}
+        perm = tuple(position[d] for d in moving)
+        if perm != tuple(range(len(perm))):
+            steps.append(Permute(perm))
+        flips = tuple(i for i, d in enumerate(moving) if stride[d] < 0)
+        if flips:
+            steps.append(Flip(flips))
+        current = tuple(shape[d] for d in moving)
+    if current != pre_shape:
+        steps.append(Reshape(pre_shape))
+    if broadcast:
+        steps.append(Broadcast(tuple(shape)))
+    return base, steps
