@@ -75,6 +75,25 @@ def infer_shape(op: str, shape, numel: int) -> tuple[int, ...]:
     return shape
 
 
+def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
+    """NumPy's rule: align on the right; each dim must be equal or 1."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            n = s[d] if -d <= len(s) else 1
+            if n == 1 or n == size:
+                continue
+            if size != 1:
+                raise ShapeError(
+                    f"{op}: shapes {' and '.join(str(tuple(x)) for x in shapes)} cannot be broadcast together"
+                )
+            size = n
+        out.append(size)
+    return tuple(out)
+
+
 class Layout:
     """A strided view: element ``(i0, .., in-1)`` lives at ``offset + sum(ik * stride[k])``.
 
@@ -375,3 +394,23 @@ class Layout:
         from .analysis import validate
 
         return validate(self, buffer_len)
+
+    def is_non_overlapping(self) -> bool:
+        from .analysis import is_non_overlapping
+
+        return is_non_overlapping(self)
+
+    def classify(self):
+        from .analysis import classify
+
+        return classify(self)
+
+    def supports_reduce_fast_path(self) -> bool:
+        from .analysis import supports_reduce_fast_path
+
+        return supports_reduce_fast_path(self)
+
+    def decompose(self):
+        from .analysis import decompose
+
+        return decompose(self)
