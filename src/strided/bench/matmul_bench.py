@@ -5,8 +5,8 @@ b.t().contiguous() (the copy the seed shows to be a net loss), a narrowed rhs
 (row stride 2n > n columns, read in place), the seed's permuted batch
 (x.permute(1, 0, 2, 3) @ y), and the seed's baseline, a naive i-k-j triple loop
 (numba) at 256.  Each implementation is timed in alternation, round after round,
-and the median is kept: the first run of anything pays warm-up, and a noisy
-machine drifts.
+and the median (and the best) is kept: the first run of anything pays warm-up,
+and a noisy machine drifts.
 
     PYTHONPATH=src python -m strided.bench.matmul_bench [--quick]
 """
@@ -46,18 +46,26 @@ def _torch():
     return torch
 
 
-def _time(fns: dict, rounds: int, min_seconds: float) -> dict:
-    """(median, best) seconds per call of each fn, timed in alternation."""
+def _time(fns: dict, rounds: int, min_seconds: float, pause: float = 0.01) -> dict:
+    """(median, best) seconds per call of each fn, timed in alternation.
+
+    A short pause precedes each timed call: PyTorch's OpenMP workers (and
+    OpenBLAS's) keep spinning for a while after a call and would otherwise take
+    cycles from whichever library runs next.
+    """
     for fn in fns.values():  # warm-up: compile, caches, thread pools
         fn()
     samples = {name: [] for name in fns}
-    start = time.perf_counter()
+    busy = 0.0
     r = 0
-    while r < rounds or (time.perf_counter() - start < min_seconds and r < 20 * rounds):
+    while r < rounds or (busy < min_seconds and r < 20 * rounds):
         for name, fn in fns.items():
+            time.sleep(pause)
             t0 = time.perf_counter()
             fn()
-            samples[name].append(time.perf_counter() - t0)
+            dt = time.perf_counter() - t0
+            samples[name].append(dt)
+            busy += dt
         r += 1
     return {name: (statistics.median(s), min(s)) for name, s in samples.items()}
 
