@@ -111,3 +111,27 @@ def numpy_offset(view: np.ndarray, base: np.ndarray) -> int:
 
 def numpy_strides(view: np.ndarray) -> tuple[int, ...]:
     return tuple(s // view.itemsize for s in view.strides)
+
+
+@st.composite
+def layouts_of_shape(draw, shape, allow_broadcast=True):
+    """A random layout of ``shape``: any dim order, gaps, flips, stride-0 dims; with its buffer length."""
+    nd = len(shape)
+    order = draw(st.permutations(range(nd))) if nd else []
+    stride = [0] * nd
+    acc = 1
+    for d in reversed(order):  # the last dim of ``order`` is innermost
+        if allow_broadcast and shape[d] != 1 and draw(st.integers(0, 9)) == 0:
+            stride[d] = 0
+            continue
+        gap = draw(st.sampled_from([1, 1, 1, 2, 3]))
+        stride[d] = acc * gap
+        acc *= max(shape[d], 1) * gap
+    flips = [d for d in range(nd) if draw(st.integers(0, 4)) == 0]
+    offset = draw(st.integers(0, 3))
+    for d in flips:
+        stride[d] = -stride[d]
+        offset += max(shape[d] - 1, 0) * -stride[d]
+    lay = Layout(shape, stride, offset)
+    lo, hi = lay.span()
+    return lay, max(hi, 1) + draw(st.integers(0, 2))

@@ -1,5 +1,12 @@
-"""strided: one shared buffer seen through layouts."""
+"""strided: one shared buffer seen through layouts.
 
+A Tensor is a Storage (a 1-D buffer shared by every view) plus a Layout
+(shape, signed element strides, offset).  Views only build layouts; kernels
+read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
+"""
+
+from . import threads as _threads  # noqa: F401  (fixes numba's threading before numba loads)
+from .dtype import DType, bf16, bool_, f16, f32, f64, i64, u8, u32
 from .errors import (
     DTypeError,
     LayoutBoundsError,
@@ -9,5 +16,60 @@ from .errors import (
     TooHardError,
 )
 from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, UniformBlocks
+from .layout.layout import broadcast_shapes
+from .storage import Storage, pool_bytes, set_buffer_pool
+from .tensor import (
+    Tensor,
+    arange,
+    as_strided,
+    empty,
+    from_numpy,
+    full,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    same_buffer,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .threads import get_num_threads, set_num_threads
+
+globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays untouched elsewhere
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Heavier layers load on first use so that `import strided` stays quick.
+    if name in ("cat", "where", "index_select"):
+        from . import ops
+
+        return getattr(ops, name)
+    if name in ("matmul",):
+        from . import linalg
+
+        return linalg.matmul
+    if name in ("from_dlpack", "DLPackError"):
+        from . import interop
+
+        return getattr(interop, name)
+    if name in ("set_printoptions", "get_printoptions", "printoptions"):
+        from . import printing
+
+        return getattr(printing, name)
+    if name in ("may_overlap", "overlaps"):
+        from .layout import analysis
+
+        return getattr(analysis, name)
+    if name in ("Var", "GradStore", "sorted_nodes", "backward"):
+        from . import autograd
+
+        return getattr(autograd, name)
+    if name == "cute":
+        import importlib
+
+        return importlib.import_module(".cute", __name__)
+    raise AttributeError(f"module 'strided' has no attribute {name!r}")

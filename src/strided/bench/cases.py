@@ -1,0 +1,150 @@
+"""The benchmark cases: layouts the seeds measured, for strided, NumPy and PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .harness import Case, torch_or_none
+
+
+def _pair(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+
+
+def kernel_cases(sizes=(1024, 2048, 4096)) -> list[Case]:
+    import strided as sd
+
+    torch = torch_or_none()
+    cases: list[Case] = []
+
+    def add(name, n, fs, fn, ft):
+        def make(n=n):
+            a_np, b_np = _pair(n)
+            bias_np = a_np[0].copy()
+            a, b, bias = sd.from_numpy(a_np), sd.from_numpy(b_np), sd.from_numpy(bias_np)
+            out = {"strided": lambda: fs(a, b, bias), "numpy": lambda: fn(a_np, b_np, bias_np)}
+            if torch is not None:
+                a_t, b_t, bias_t = torch.from_numpy(a_np), torch.from_numpy(b_np), torch.from_numpy(bias_np)
+                out["torch"] = lambda: ft(a_t, b_t, bias_t)
+            return out
+
+        cases.append(Case("elementwise and copies, f32", name, f"{n}^2", make))
+
+    for n in sizes:
+        h = n // 2
+        add("a.contiguous() (no-op)", n, lambda a, b, c: a.contiguous(), lambda a, b, c: np.ascontiguousarray(a), lambda a, b, c: a.contiguous())
+        add("a.t().contiguous()", n, lambda a, b, c: a.t().contiguous(), lambda a, b, c: np.ascontiguousarray(a.T), lambda a, b, c: a.t().contiguous())
+        add("a.narrow(1,0,n/2).contiguous()", n, lambda a, b, c, h=h: a.narrow(1, 0, h).contiguous(),
+            lambda a, b, c, h=h: np.ascontiguousarray(a[:, :h]), lambda a, b, c, h=h: a.narrow(1, 0, h).contiguous())
+        add("a + b", n, lambda a, b, c: a + b, lambda a, b, c: a + b, lambda a, b, c: a + b)
+        add("a + b.t()", n, lambda a, b, c: a + b.t(), lambda a, b, c: a + b.T, lambda a, b, c: a + b.t())
+        add("a.t() + b.t()", n, lambda a, b, c: a.t() + b.t(), lambda a, b, c: a.T + b.T, lambda a, b, c: a.t() + b.t())
+        add("a + bias (row broadcast)", n, lambda a, b, c: a.broadcast_add(c), lambda a, b, c: a + c, lambda a, b, c: a + c)
+        add("a.exp()", n, lambda a, b, c: a.exp(), lambda a, b, c: np.exp(a), lambda a, b, c: a.exp())
+        add("a.t().exp()", n, lambda a, b, c: a.t().exp(), lambda a, b, c: np.exp(a.T), lambda a, b, c: a.t().exp())
+        add("a.relu()", n, lambda a, b, c: a.relu(), lambda a, b, c: np.maximum(a, 0), lambda a, b, c: a.relu())
+        add("a.sum(0)", n, lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0))
+        add("a.sum(1)", n, lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1))
+    return cases
+
+
+def cat_cases() -> list[Case]:
+    """candle's cat benchmark: eight [4,128,64] f32 tensors (the KV-cache growth pattern)."""
+    import strided as sd
+
+    torch = torch_or_none()
+    cases = []
+    for label, transposed in (("contiguous", False), ("from zeros(64,128,4).transpose(0,2)", True)):
+        for dim in (0, 1):
+            def make(transposed=transposed, dim=dim):
+                rng = np.random.default_rng(1)
+                if transposed:
+                    arrays = [rng.standard_normal((64, 128, 4), dtype=np.float32).transpose(2, 1, 0) for _ in range(8)]
+                else:
+                    arrays = [rng.standard_normal((4, 128, 64), dtype=np.float32) for _ in range(8)]
+                ours = [sd.from_numpy(a) for a in arrays]
+                out = {
+                    "strided": lambda: sd.cat(ours, dim),
+                    "numpy": lambda: np.concatenate(arrays, dim),
+                }
+                if torch is not None:
+                    theirs = [torch.from_numpy(a) for a in arrays]
+                    out["torch"] = lambda: torch.cat(theirs, dim)
+                return out
+
+            cases.append(Case("cat, eight [4,128,64] f32", f"cat dim {dim}, {label}", "8x32K", make))
+    return cases
+
+
+def overhead_cases() -> list[Case]:
+    import strided as sd
+
+    torch = torch_or_none()
+
+    def make():
+        a_np = np.arange(4, dtype=np.float32)
+        b_np = np.ones(4, dtype=np.float32)
+        a, b = sd.from_numpy(a_np), sd.from_numpy(b_np)
+        out = {"strided": lambda: a + b, "numpy": lambda: a_np + b_np}
+        if torch is not None:
+            a_t, b_t = torch.from_numpy(a_np), torch.from_numpy(b_np)
+            out["torch"] = lambda: a_t + b_t
+        return out
+
+    return [Case("per-op overhead", "4-element add", "4", make)]
+
+
+def graph_cases(quick: bool = False) -> list[Case]:
+    """Seed 004's small network: three 256->256 layers with ReLU, batch 64, 200 forward passes,
+    with plain weights and with tracked weights (the graph is recorded and kept)."""
+    import strided as sd
+
+    torch = torch_or_none()
+    passes = 50 if quick else 200
+    cases = []
+    for tracked in (False, True):
+        def make(tracked=tracked):
+            rng = np.random.default_rng(2)
+            x_np = rng.standard_normal((64, 256), dtype=np.float32)
+            ws = [(rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32)) for _ in range(3)]
+            wrap = sd.Var if tracked else sd.from_numpy
+            ours = [(wrap(w), wrap(b)) for w, b in ws]
+            x = sd.from_numpy(x_np)
+
+            def run_ours():
+                out = None
+                for _ in range(passes):
+                    h = x
+                    for w, b in ours:
+                        h = h.matmul(w.t()).broadcast_add(b).relu()
+                    out = h
+                return out
+
+            fns = {"strided": run_ours}
+            if not tracked:
+                def run_np():
+                    for _ in range(passes):
+                        h = x_np
+                        for w, b in ws:
+                            h = np.maximum(h @ w.T + b, 0)
+                    return h
+
+                fns["numpy"] = run_np
+            if torch is not None:
+                theirs = [(torch.from_numpy(w).requires_grad_(tracked), torch.from_numpy(b).requires_grad_(tracked)) for w, b in ws]
+                xt = torch.from_numpy(x_np)
+
+                def run_torch():
+                    for _ in range(passes):
+                        h = xt
+                        for w, b in theirs:
+                            h = torch.relu(h.matmul(w.t()) + b)
+                    return h
+
+                fns["torch"] = run_torch
+            return fns
+
+        label = "Var weights, graph kept" if tracked else "plain tensors"
+        cases.append(Case("small network (seed 004)", f"{passes} forward passes, {label}", "64x256", make))
+    return cases

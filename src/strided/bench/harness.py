@@ -1,0 +1,172 @@
+"""Side-by-side timing: each case run for strided, NumPy and PyTorch in one process.
+
+Libraries are timed in alternating blocks with a short pause between blocks:
+PyTorch's OpenMP workers keep spinning for a while after a call and would
+otherwise steal cycles from whichever library runs next.  Medians are
+reported, and ratios are ours over the best peer measured in the same run.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+LIBS = ("strided", "numpy", "torch")
+
+
+@dataclass
+class Case:
+    group: str
+    name: str
+    size: str
+    make: Callable[[], dict]  # returns {lib: zero-argument callable}
+    flops: float = 0.0  # for GFLOPS columns
+    results: dict = field(default_factory=dict)  # lib -> median seconds
+
+
+def torch_or_none():
+    try:
+        import torch
+    except Exception:
+        return None
+    from ..threads import get_num_threads
+
+    torch.set_num_threads(get_num_threads())
+    return torch
+
+
+class Progress:
+    """A progress bar through rich or tqdm when installed, a plain counter otherwise."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self.total, self.done, self.enabled = total, 0, enabled and sys.stderr.isatty()
+        self._bar = None
+        if not self.enabled:
+            return
+        try:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, file=sys.stderr, leave=False)
+        except Exception:
+            self._bar = None
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.set_description(label[:40])
+            self._bar.update(1)
+        else:
+            sys.stderr.write(f"\r[{self.done}/{self.total}] {label[:60]:<60}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+
+
+def _time_block(fn: Callable, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def run_case(case: Case, rounds: int, per_block: int, budget_s: float) -> None:
+    fns = case.make()
+    for fn in fns.values():  # warm-up: compile, fault in pages, fill the buffer pool
+        fn()
+        fn()
+    times = {lib: [] for lib in fns}
+    start = time.perf_counter()
+    for r in range(rounds):
+        for lib, fn in fns.items():
+            gc.disable()
+            try:
+                times[lib] += _time_block(fn, per_block)
+            finally:
+                gc.enable()
+            time.sleep(0.02)
+        if r >= 1 and time.perf_counter() - start > budget_s:
+            break
+    case.results = {lib: statistics.median(ts) for lib, ts in times.items()}
+
+
+def ratio(case: Case, peer: str | None = None) -> float | None:
+    ours = case.results.get("strided")
+    if peer is None:
+        peers = [v for k, v in case.results.items() if k != "strided"]
+        best = min(peers) if peers else None
+    else:
+        best = case.results.get(peer)
+    if ours is None or not best:
+        return None
+    return ours / best
+
+
+def _fmt_time(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:8.1f} us"
+    return f"{s * 1e3:8.2f} ms"
+
+
+def table(cases: list[Case]) -> str:
+    head = f"{'case':<34} {'size':>10} {'strided':>12} {'numpy':>12} {'torch':>12} {'/numpy':>7} {'/torch':>7} {'/best':>7}"
+    lines = [head, "-" * len(head)]
+    group = None
+    for c in cases:
+        if c.group != group:
+            group = c.group
+            lines.append(f"[{group}]")
+        r = c.results
+        cells = [_fmt_time(r.get(lib)) for lib in LIBS]
+        rat = [ratio(c, "numpy"), ratio(c, "torch"), ratio(c)]
+        rs = [f"{x:7.2f}" if x is not None else "      -" for x in rat]
+        line = f"{c.name:<34} {c.size:>10} {cells[0]:>12} {cells[1]:>12} {cells[2]:>12} {rs[0]} {rs[1]} {rs[2]}"
+        if c.flops and r.get("strided"):
+            line += f"  {c.flops / r['strided'] / 1e9:7.1f} GFLOPS"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def to_json(cases: list[Case]) -> list[dict]:
+    return [
+        {
+            "group": c.group, "case": c.name, "size": c.size, "seconds": c.results,
+            "ratio_numpy": ratio(c, "numpy"), "ratio_torch": ratio(c, "torch"), "ratio_best": ratio(c),
+            **({"gflops": {k: c.flops / v / 1e9 for k, v in c.results.items() if v}} if c.flops else {}),
+        }
+        for c in cases
+    ]
+
+
+def plot(cases: list[Case], path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        raise SystemExit("bench --plot needs matplotlib (pip install 'strided[plot]')")
+    rows = [(f"{c.name} {c.size}", ratio(c)) for c in cases if ratio(c) is not None]
+    fig, ax = plt.subplots(figsize=(9, 0.28 * len(rows) + 1.2))
+    names = [r[0] for r in rows][::-1]
+    vals = [r[1] for r in rows][::-1]
+    ax.barh(names, vals, color=["#2a9d8f" if v <= 1 else "#e76f51" for v in vals])
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("strided time / best peer time (lower is better)")
+    ax.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)

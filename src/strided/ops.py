@@ -1,0 +1,280 @@
+"""Math on tensors: dtype and shape rules here, the loops in ``strided.kernels``.
+
+Each function decides the result dtype (NumPy's promotion), broadcasts the
+operand layouts (stride-0 views, never copies), picks the output layout (the
+inputs' memory order) and hands flat buffers and layouts to one kernel.
+Half-precision operands are computed in f32 and rounded back.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtype as dt
+from .dtype import DType
+from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from .kernels import copy as kcopy
+from .kernels import elementwise as kew
+from .kernels import index as kindex
+from .kernels import reduce as kred
+from .layout import Layout
+from .layout.layout import broadcast_shapes, norm_dim
+from .storage import alloc, wrap
+from .tensor import Op, Tensor, _tracked, empty, from_numpy
+
+# Ops that produce floats from any input (NumPy gives f64 for integer input).
+_FLOAT_UNARY = {"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip"}
+_COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+_LOGICAL = {"logical_and", "logical_or"}
+
+
+def _record(out: Tensor, name: str, inputs: tuple, **ctx) -> Tensor:
+    if _tracked(inputs):
+        out._op = Op(name, inputs, ctx)
+    return out
+
+
+def _compute(t: Tensor, dtype: DType) -> Tensor:
+    """``t`` in the dtype a kernel computes in (a copy only when the dtype differs)."""
+    return t if t.dtype is dtype else t.detach().to_dtype(dtype)
+
+
+def _finish(out: Tensor, want: DType) -> Tensor:
+    return out if out.dtype is want else out.to_dtype(want)
+
+
+def _scalar_operand(value, dtype: DType, shape) -> tuple[np.ndarray, Layout]:
+    buf = np.array([value], dtype=dtype.np)
+    return buf, Layout((), ()).broadcast_as(shape)
+
+
+# ---------------------------------------------------------------------------
+# elementwise
+
+
+def unary(op: str, t: Tensor) -> Tensor:
+    if op not in kew.UNARY_OPS:
+        raise StridedError(f"unary: unknown op {op!r}")
+    if op == "not":
+        if t.dtype is not dt.bool_:
+            raise DTypeError(f"not: expected a bool tensor, got {t.dtype}")
+        want = dt.bool_
+    elif op in _FLOAT_UNARY:
+        want = t.dtype if t.dtype.is_float else dt.f64
+    else:
+        if t.dtype is dt.bool_ and op in ("neg", "sign"):
+            raise DTypeError(f"{op}: not defined for bool tensors")
+        want = t.dtype
+    comp = want.compute
+    src = _compute(t, comp)
+    lay = kew.output_layout(t.shape, src.layout)
+    out = _dense(lay, comp)
+    kew.unary(op, src._storage.data, src.layout, out._storage.data, out.layout)
+    return _record(_finish(out, want), op, (t,))
+
+
+def _dense(lay: Layout, dtype: DType) -> Tensor:
+    return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+
+
+def _binary_dtypes(op: str, a, b) -> tuple[DType, DType]:
+    """(compute dtype of the operands, dtype of the result)."""
+    ta = a.dtype if isinstance(a, Tensor) else None
+    tb = b.dtype if isinstance(b, Tensor) else None
+    if ta is not None and tb is not None:
+        common = dt.promote(ta, tb)
+    elif ta is not None:
+        common = dt.promote_scalar(ta, b)
+    else:
+        common = dt.promote_scalar(tb, a)
+    if op in _LOGICAL:
+        return dt.bool_, dt.bool_
+    if op == "div" and not common.is_float:
+        common = dt.f64  # true division, as NumPy
+    if op in _COMPARE:
+        return common.compute, dt.bool_
+    if common is dt.bool_ and op in ("add", "sub", "mul", "pow"):
+        if op == "sub":
+            raise DTypeError("sub: subtracting bool tensors is not supported; use logical ops")
+        common = dt.bool_ if op != "pow" else dt.i64
+    return common.compute, common
+
+
+def binary(op: str, a, b) -> Tensor:
+    if op not in kew.BINARY_OPS:
+        raise StridedError(f"binary: unknown op {op!r}")
+    for x in (a, b):
+        if not isinstance(x, (Tensor, numbers.Number, np.generic)):
+            raise StridedError(f"{op}: expected a tensor or a scalar operand, got {type(x).__name__}")
+    comp, want = _binary_dtypes(op, a, b)
+    sa = a.shape if isinstance(a, Tensor) else ()
+    sb = b.shape if isinstance(b, Tensor) else ()
+    shape = broadcast_shapes(op, sa, sb)
+    bufs, lays = [], []
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            x = _compute(x, comp)
+            bufs.append(x._storage.data)
+            lays.append(x.layout.broadcast_as(shape))
+        else:
+            buf, lay = _scalar_operand(x, comp, shape)
+            bufs.append(buf)
+            lays.append(lay)
+    out_dtype = dt.bool_ if op in _COMPARE else comp
+    lay = kew.output_layout(shape, *lays)
+    out = _dense(lay, out_dtype)
+    kew.binary(op, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
+    inputs = tuple(x for x in (a, b) if isinstance(x, Tensor))
+    return _record(_finish(out, want), op, inputs, operands=(a, b))
+
+
+def where(cond, a, b) -> Tensor:
+    """``a`` where ``cond`` is true, ``b`` elsewhere, all broadcast together."""
+    if not isinstance(cond, Tensor):
+        raise StridedError(f"where: expected a tensor condition, got {type(cond).__name__}")
+    comp, want = _binary_dtypes("add", a, b) if (isinstance(a, Tensor) or isinstance(b, Tensor)) else (None, None)
+    if comp is None:
+        want = dt.promote(dt.scalar_dtype(a), dt.scalar_dtype(b))
+        want = dt.f32 if want is dt.f64 else want
+        comp = want.compute
+    shape = broadcast_shapes(
+        "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()
+    )
+    c = cond if cond.dtype is dt.bool_ else cond.detach().to_dtype(dt.bool_)
+    bufs, lays = [c._storage.data], [c.layout.broadcast_as(shape)]
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            x = _compute(x, comp)
+            bufs.append(x._storage.data)
+            lays.append(x.layout.broadcast_as(shape))
+        else:
+            buf, lay = _scalar_operand(x, comp, shape)
+            bufs.append(buf)
+            lays.append(lay)
+    lay = kew.output_layout(shape, *lays[1:])
+    out = _dense(lay, comp)
+    kew.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)
+    inputs = tuple(x for x in (cond, a, b) if isinstance(x, Tensor))
+    return _record(_finish(out, want), "where", inputs, operands=(cond, a, b))
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+
+def _reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(t.ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    norm = sorted({norm_dim(op, d, t.ndim) for d in dims}) if t.ndim else []
+    if not t.ndim and dims not in ((0,), (-1,), ()):
+        raise StridedIndexError(f"{op}: dim {dim} out of range for a rank-0 tensor")
+    return tuple(norm)
+
+
+def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    dims = _reduce_dims(op, t, dim)
+    if op in ("max", "min") and any(t.shape[d] == 0 for d in dims):
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dims {dims})")
+    if op == "mean":
+        want = t.dtype if t.dtype.is_float else dt.f64
+        acc = want.compute
+    elif op == "sum":
+        want = t.dtype if t.dtype.is_float else dt.i64
+        acc = want.compute
+    else:
+        want = t.dtype
+        acc = want.compute
+    src = _compute(t, acc if op != "sum" or t.dtype.is_float else t.dtype.compute)
+    if op == "sum" and not t.dtype.is_float and src.dtype is not dt.i64:
+        src = src.to_dtype(dt.i64)
+    keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
+    out = empty(keep_shape, acc)
+    kred.reduce("sum" if op == "mean" else op, src._storage.data, src.layout, dims, out._storage.data, out.layout)
+    if op == "mean":
+        count = 1
+        for d in dims:
+            count *= t.shape[d]
+        out._storage.data[...] /= count if count else np.nan
+    # Recorded as the keepdim reduction plus a squeeze view, the structure candle's graph has.
+    res = _record(_finish(out, want), op, (t,), dims=dims, keepdim=True)
+    return res if keepdim or not dims else res.squeeze(dims)
+
+
+def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        flat = t.detach().reshape(-1)
+        out = arg_reduce(op, flat, 0, False)
+        return out.reshape((1,) * t.ndim) if keepdim else out
+    d = norm_dim(op, dim, t.ndim)
+    if t.shape[d] == 0:
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
+    src = _compute(t, t.dtype.compute)
+    keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
+    out = empty(keep_shape, dt.i64)
+    kred.arg_reduce(op, src._storage.data, src.layout, d, out._storage.data, out.layout)
+    if not keepdim:
+        out = Tensor(out._storage, out.layout.squeeze(d), dt.i64)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# gathering and joining
+
+
+def _index_array(op: str, index) -> np.ndarray:
+    if isinstance(index, Tensor):
+        if index.dtype.is_float or index.dtype is dt.bool_:
+            raise DTypeError(f"{op}: expected an integer index tensor, got {index.dtype}")
+        arr = index.numpy()
+    else:
+        arr = np.asarray(index)
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu":
+            raise DTypeError(f"{op}: expected integer indices, got {arr.dtype}")
+    if arr.ndim != 1:
+        raise ShapeError(f"{op}: expected a 1-D index, got shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def index_select(t: Tensor, index, dim=0) -> Tensor:
+    d = norm_dim("index_select", dim, t.ndim)
+    idx = _index_array("index_select", index)
+    shape = t.shape[:d] + (len(idx),) + t.shape[d + 1 :]
+    out = empty(shape, t.dtype)
+    kindex.index_select(out._storage.data, out.layout, t._storage.data, t.layout, d, idx)
+    return _record(out, "index_select", (t,), dim=d, index=idx)
+
+
+def cat(tensors, dim=0) -> Tensor:
+    """Join tensors along ``dim``: one block copy per input into a narrowed slice of the output."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError("cat: expected a non-empty sequence of tensors")
+    for x in tensors:
+        if not isinstance(x, Tensor):
+            raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
+    first = tensors[0]
+    d = norm_dim("cat", dim, first.ndim)
+    for x in tensors[1:]:
+        if x.ndim != first.ndim or any(
+            a != b for k, (a, b) in enumerate(zip(x.shape, first.shape)) if k != d
+        ):
+            raise ShapeError(
+                f"cat: shapes must match except in dim {d}, got {' and '.join(str(x.shape) for x in tensors)}"
+            )
+    want = first.dtype
+    for x in tensors[1:]:
+        want = dt.promote(want, x.dtype)
+    total = sum(x.shape[d] for x in tensors)
+    out = empty(first.shape[:d] + (total,) + first.shape[d + 1 :], want)
+    start = 0
+    for x in tensors:
+        n = x.shape[d]
+        if n:
+            kcopy.copy_into(out._storage.data, out.layout.narrow(d, start, n), x._storage.data, x.layout)
+        start += n
+    return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(x.shape[d] for x in tensors))
