@@ -1,0 +1,726 @@
+"""Reduction kernels: sum, prod, max, min over any set of dims, argmax/argmin over one.
+
+The dispatcher, ``_plan``, walks the source with ``NdIter(src, out_b)`` where
+``out_b`` is the output's layout stretched back to the source's shape (stride 0
+on the reduced dims).  The source decides the order, so memory is read
+forwards whatever the layout (transposed, flipped, broadcast); merged dims are
+reduced ("R", output stride 0) or kept ("K").  Then one of two loops:
+
+=======  =====================================  ==================================
+case     when                                   loop
+=======  =====================================  ==================================
+INNER    the innermost merged dim is reduced    each output element reduces its
+         (row sums of a row-major matrix)       contiguous runs (blocked pairwise);
+                                                threads split the outputs, or the
+                                                reduced range when outputs are few
+OUTER    the innermost merged dim is kept       whole rows are accumulated into a
+         (column sums of a row-major matrix)    vector of outputs, so memory is
+                                                read row after row, never down a
+                                                column; threads split the columns
+=======  =====================================  ==================================
+
+Above ``PARALLEL_MIN`` source elements the work runs under ``prange``.
+
+Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
+sums accumulate in f32, integer and bool sums arrive with an int64 output).
+Sums are pairwise: runs are summed in blocks of 128 elements with 8
+independent accumulators, blocks and runs are combined by a pairwise cascade
+(INNER); rows are added into a block accumulator that is folded into the
+total every 64 rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
+pick the first occurrence of the extremum, and a NaN wins (the first one).
+Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
+max, min, argmax and argmin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import PARALLEL_MIN
+from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..layout.iterate import NdIter
+from ..layout.layout import Layout
+from ..threads import get_num_threads, parallel_guard
+
+from numba import njit, prange  # noqa: E402  (numba comes after strided.threads)
+from numba.extending import register_jitable  # noqa: E402
+
+__all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan"]
+
+REDUCE_OPS = ("sum", "prod", "max", "min")
+ARG_REDUCE_OPS = ("argmax", "argmin")
+
+_DTYPES = frozenset({"float32", "float64", "uint8", "uint32", "int64", "bool"})
+_JIT = dict(cache=True, error_model="numpy")
+# Plain functions registered for jitted callers (see elementwise.py: a closure
+# over a dispatcher defeats numba's on-disk cache).
+_jitable = register_jitable(error_model="numpy")
+
+INNER, OUTER = "inner", "outer"
+BLOCK = 128  # elements per pairwise leaf (8 accumulators of 16)
+FOLD = 64  # OUTER: rows per block accumulator
+MAX_WIDTH = 4096  # OUTER: columns per work item, so the accumulators stay in L1/L2
+STACK = 64  # cascade depth: enough for 2^64 leaves
+
+
+# ---------------------------------------------------------------------------
+# combining functions
+
+
+@_jitable
+def _c_sum(a, b):
+    return a + b
+
+
+@_jitable
+def _c_prod(a, b):
+    return a * b
+
+
+@_jitable
+def _c_max(a, b):
+    return a if (a >= b or a != a) else b
+
+
+@_jitable
+def _c_min(a, b):
+    return a if (a <= b or a != a) else b
+
+
+@_jitable
+def _better_max(v, best):
+    """Does v replace best?  Strictly greater (first occurrence wins), or the first NaN."""
+    return v > best or (v != v and best == best)
+
+
+@_jitable
+def _better_min(v, best):
+    return v < best or (v != v and best == best)
+
+
+# ---------------------------------------------------------------------------
+# odometers over a list of dims carrying two positions (source, output)
+
+
+@_jitable
+def _unravel2(flat, shape, st, idx):
+    """Positions (src, out) of the ``flat``-th point of ``shape``; fills ``idx``."""
+    ps = 0
+    po = 0
+    r = flat
+    for d in range(shape.shape[0] - 1, -1, -1):
+        n = shape[d]
+        q = r % n
+        r //= n
+        idx[d] = q
+        ps += q * st[0, d]
+        po += q * st[1, d]
+    return ps, po
+
+
+@_jitable
+def _advance2(shape, st, idx, ps, po):
+    for d in range(shape.shape[0] - 1, -1, -1):
+        idx[d] += 1
+        if idx[d] < shape[d]:
+            return ps + st[0, d], po + st[1, d]
+        ps -= (shape[d] - 1) * st[0, d]
+        po -= (shape[d] - 1) * st[1, d]
+        idx[d] = 0
+    return ps, po
+
+
+def _make_reduce(comb):
+    @_jitable
+    def leaf(src, p, s, m, ident):
+        """Up to BLOCK elements with 8 independent accumulators (LLVM packs them into a vector)."""
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = ident
+        full = m - m % 8
+        if s == 1:
+            v = src[p : p + m]
+            for k in range(0, full, 8):
+                s0 = comb(s0, v[k])
+                s1 = comb(s1, v[k + 1])
+                s2 = comb(s2, v[k + 2])
+                s3 = comb(s3, v[k + 3])
+                s4 = comb(s4, v[k + 4])
+                s5 = comb(s5, v[k + 5])
+                s6 = comb(s6, v[k + 6])
+                s7 = comb(s7, v[k + 7])
+            for k in range(full, m):
+                s0 = comb(s0, v[k])
+        else:
+            for k in range(0, full, 8):
+                q = p + k * s
+                s0 = comb(s0, src[q])
+                s1 = comb(s1, src[q + s])
+                s2 = comb(s2, src[q + 2 * s])
+                s3 = comb(s3, src[q + 3 * s])
+                s4 = comb(s4, src[q + 4 * s])
+                s5 = comb(s5, src[q + 5 * s])
+                s6 = comb(s6, src[q + 6 * s])
+                s7 = comb(s7, src[q + 7 * s])
+            for k in range(full, m):
+                s0 = comb(s0, src[p + k * s])
+        return comb(comb(comb(s0, s1), comb(s2, s3)), comb(comb(s4, s5), comb(s6, s7)))
+
+    @_jitable
+    def push(vals, lvls, sp, v):
+        """Pairwise cascade: equal-level partials are combined as soon as they pair up."""
+        lvl = 0
+        while sp > 0 and lvls[sp - 1] == lvl:
+            v = comb(vals[sp - 1], v)
+            sp -= 1
+            lvl += 1
+        vals[sp] = v
+        lvls[sp] = lvl
+        return sp + 1
+
+    @_jitable
+    def fold(vals, sp, ident):
+        r = ident
+        if sp > 0:
+            r = vals[0]
+            for i in range(1, sp):
+                r = comb(r, vals[i])
+        return r
+
+    @_jitable
+    def reduce_range(src, base, rshape, rsrc, r0, r1, ident, vals, lvls, ridx):
+        """Reduce the R points [r0, r1) (flat, in memory order) starting at ``base``."""
+        nd = rshape.shape[0]
+        inner = rshape[nd - 1]
+        s = rsrc[nd - 1]
+        row = r0 // inner
+        j = r0 - row * inner
+        rb = 0
+        r = row
+        for d in range(nd - 2, -1, -1):
+            n = rshape[d]
+            q = r % n
+            r //= n
+            ridx[d] = q
+            rb += q * rsrc[d]
+        sp = 0
+        i = r0
+        while i < r1:
+            m = min(inner - j, r1 - i)
+            p = base + rb + j * s
+            k = 0
+            while k < m:
+                b = min(BLOCK, m - k)
+                sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident))
+                k += b
+            i += m
+            j = 0
+            if i < r1:
+                for d in range(nd - 2, -1, -1):
+                    ridx[d] += 1
+                    if ridx[d] < rshape[d]:
+                        rb += rsrc[d]
+                        break
+                    rb -= (rshape[d] - 1) * rsrc[d]
+                    ridx[d] = 0
+        return fold(vals, sp, ident)
+
+    def inner_outputs(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, p0, p1, identa):
+        """INNER: outputs [p0, p1), each reducing all of its R points."""
+        ident = identa[0]
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        ridx = np.zeros(rshape.shape[0], np.int64)
+        vals = np.empty(STACK, identa.dtype)
+        lvls = np.empty(STACK, np.int64)
+        ps, po = _unravel2(p0, kshape, kst, kidx)
+        for _ in range(p0, p1):
+            out[ooff + po] = reduce_range(src, soff + ps, rshape, rsrc, 0, nr, ident, vals, lvls, ridx)
+            ps, po = _advance2(kshape, kst, kidx, ps, po)
+
+    @_jitable
+    def inner_partial(src, part, kshape, kst, rshape, rsrc, soff, nr, nsplit, w0, w1, identa):
+        """INNER split: item w reduces part (w % nsplit) of output (w // nsplit)'s R points."""
+        ident = identa[0]
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        ridx = np.zeros(rshape.shape[0], np.int64)
+        vals = np.empty(STACK, identa.dtype)
+        lvls = np.empty(STACK, np.int64)
+        for w in range(w0, w1):
+            pi = w // nsplit
+            c = w - pi * nsplit
+            ps, po = _unravel2(pi, kshape, kst, kidx)
+            part[w] = reduce_range(
+                src, soff + ps, rshape, rsrc, c * nr // nsplit, (c + 1) * nr // nsplit, ident, vals, lvls, ridx
+            )
+
+    @_jitable
+    def inner_finish(part, out, kshape, kst, ooff, nk, nsplit):
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        ps, po = _unravel2(0, kshape, kst, kidx)
+        for pi in range(nk):
+            r = part[pi * nsplit]
+            for c in range(1, nsplit):
+                r = comb(r, part[pi * nsplit + c])
+            out[ooff + po] = r
+            ps, po = _advance2(kshape, kst, kidx, ps, po)
+
+    def outer_items(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, w0, w1, identa):
+        """OUTER: item w = (outer K point, column block); rows are folded into ``acc``."""
+        ident = identa[0]
+        nk = kshape.shape[0]
+        n_in = kshape[nk - 1]
+        ss = kst[0, nk - 1]
+        so = kst[1, nk - 1]
+        kouter = kshape[: nk - 1]
+        kidx = np.zeros(nk, np.int64)
+        nrd = rshape.shape[0]
+        ridx = np.zeros(nrd, np.int64)
+        acc = np.empty(width, identa.dtype)
+        tmp = np.empty(width, identa.dtype)
+        for w in range(w0, w1):
+            pi = w // ncol
+            c0 = (w - pi * ncol) * width
+            wl = min(width, n_in - c0)
+            ps, po = _unravel2(pi, kouter, kst, kidx)
+            for k in range(wl):
+                acc[k] = ident
+                tmp[k] = ident
+            for d in range(nrd):
+                ridx[d] = 0
+            rb = 0
+            cnt = 0
+            for _ in range(nr):
+                p = soff + ps + rb + c0 * ss
+                if ss == 1:
+                    v = src[p : p + wl]
+                    for k in range(wl):
+                        tmp[k] = comb(tmp[k], v[k])
+                else:
+                    for k in range(wl):
+                        tmp[k] = comb(tmp[k], src[p + k * ss])
+                cnt += 1
+                if cnt == FOLD:
+                    for k in range(wl):
+                        acc[k] = comb(acc[k], tmp[k])
+                        tmp[k] = ident
+                    cnt = 0
+                for d in range(nrd - 1, -1, -1):
+                    ridx[d] += 1
+                    if ridx[d] < rshape[d]:
+                        rb += rsrc[d]
+                        break
+                    rb -= (rshape[d] - 1) * rsrc[d]
+                    ridx[d] = 0
+            q = ooff + po + c0 * so
+            for k in range(wl):
+                out[q + k * so] = comb(acc[k], tmp[k])
+
+    s_inner = njit(**_JIT)(inner_outputs)
+    s_outer = njit(**_JIT)(outer_items)
+    inner_outputs = _jitable(inner_outputs)
+    outer_items = _jitable(outer_items)
+
+    @njit(parallel=True, **_JIT)
+    def p_inner(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nk, nr, nch, nsplit, identa):
+        if nsplit == 1:
+            for c in prange(nch):
+                inner_outputs(
+                    src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, c * nk // nch, (c + 1) * nk // nch, identa
+                )
+        else:
+            total = nk * nsplit
+            for c in prange(nch):
+                inner_partial(
+                    src, part, kshape, kst, rshape, rsrc, soff, nr, nsplit,
+                    c * total // nch, (c + 1) * total // nch, identa,
+                )
+            inner_finish(part, out, kshape, kst, ooff, nk, nsplit)
+
+    @njit(parallel=True, **_JIT)
+    def p_outer(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nitems, nch, identa):
+        for c in prange(nch):
+            outer_items(
+                src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width,
+                c * nitems // nch, (c + 1) * nitems // nch, identa,
+            )
+
+    return {(INNER, False): s_inner, (INNER, True): p_inner, (OUTER, False): s_outer, (OUTER, True): p_outer}
+
+
+def _make_arg(better):
+    @_jitable
+    def arg_run(src, p, s, r0, r1):
+        best = src[p + r0 * s]
+        bi = r0
+        for k in range(r0 + 1, r1):
+            v = src[p + k * s]
+            if better(v, best):
+                best = v
+                bi = k
+        return best, bi
+
+    def inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, p0, p1):
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        ps, po = _unravel2(p0, kshape, kst, kidx)
+        for _ in range(p0, p1):
+            best, bi = arg_run(src, soff + ps, rs, 0, n)
+            out[ooff + po] = bi
+            ps, po = _advance2(kshape, kst, kidx, ps, po)
+
+    @_jitable
+    def inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, w0, w1):
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        for w in range(w0, w1):
+            pi = w // nsplit
+            c = w - pi * nsplit
+            ps, po = _unravel2(pi, kshape, kst, kidx)
+            best, bi = arg_run(src, soff + ps, rs, c * n // nsplit, (c + 1) * n // nsplit)
+            pbest[w] = best
+            pidx[w] = bi
+
+    @_jitable
+    def inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit):
+        kidx = np.zeros(kshape.shape[0], np.int64)
+        ps, po = _unravel2(0, kshape, kst, kidx)
+        for pi in range(nk):
+            best = pbest[pi * nsplit]
+            bi = pidx[pi * nsplit]
+            for c in range(1, nsplit):  # later parts win only when strictly better: ties keep the first
+                if better(pbest[pi * nsplit + c], best):
+                    best = pbest[pi * nsplit + c]
+                    bi = pidx[pi * nsplit + c]
+            out[ooff + po] = bi
+            ps, po = _advance2(kshape, kst, kidx, ps, po)
+
+    def outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, w0, w1):
+        nk = kshape.shape[0]
+        n_in = kshape[nk - 1]
+        ss = kst[0, nk - 1]
+        so = kst[1, nk - 1]
+        kouter = kshape[: nk - 1]
+        kidx = np.zeros(nk, np.int64)
+        bestv = np.empty(width, src.dtype)
+        bidx = np.zeros(width, np.int64)
+        for w in range(w0, w1):
+            pi = w // ncol
+            c0 = (w - pi * ncol) * width
+            wl = min(width, n_in - c0)
+            ps, po = _unravel2(pi, kouter, kst, kidx)
+            p = soff + ps + c0 * ss
+            for k in range(wl):
+                bestv[k] = src[p + k * ss]
+                bidx[k] = 0
+            for r in range(1, n):
+                p = soff + ps + r * rs + c0 * ss
+                for k in range(wl):
+                    v = src[p + k * ss]
+                    if better(v, bestv[k]):
+                        bestv[k] = v
+                        bidx[k] = r
+            q = ooff + po + c0 * so
+            for k in range(wl):
+                out[q + k * so] = bidx[k]
+
+    s_inner = njit(**_JIT)(inner_outputs)
+    s_outer = njit(**_JIT)(outer_items)
+    inner_outputs = _jitable(inner_outputs)
+    outer_items = _jitable(outer_items)
+
+    @njit(parallel=True, **_JIT)
+    def p_inner(src, out, pbest, pidx, kshape, kst, n, rs, soff, ooff, nk, nch, nsplit):
+        if nsplit == 1:
+            for c in prange(nch):
+                inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, c * nk // nch, (c + 1) * nk // nch)
+        else:
+            total = nk * nsplit
+            for c in prange(nch):
+                inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, c * total // nch, (c + 1) * total // nch)
+            inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit)
+
+    @njit(parallel=True, **_JIT)
+    def p_outer(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, nitems, nch):
+        for c in prange(nch):
+            outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, c * nitems // nch, (c + 1) * nitems // nch)
+
+    return {(INNER, False): s_inner, (INNER, True): p_inner, (OUTER, False): s_outer, (OUTER, True): p_outer}
+
+
+@njit(**_JIT)
+def _fill(out, shape, stride, off, value):
+    """Write value[0] at every element of a layout (results of reducing a zero-size dim)."""
+    n = 1
+    for d in range(shape.shape[0]):
+        n *= shape[d]
+    idx = np.zeros(shape.shape[0], np.int64)
+    p = off
+    for _ in range(n):
+        out[p] = value[0]
+        for d in range(shape.shape[0] - 1, -1, -1):
+            idx[d] += 1
+            if idx[d] < shape[d]:
+                p += stride[d]
+                break
+            p -= (shape[d] - 1) * stride[d]
+            idx[d] = 0
+
+
+_COMB = {"sum": _c_sum, "prod": _c_prod, "max": _c_max, "min": _c_min}
+_BETTER = {"argmax": _better_max, "argmin": _better_min}
+_kernels: dict[str, dict] = {}
+
+
+def _kernel_set(op: str) -> dict:
+    ks = _kernels.get(op)
+    if ks is None:
+        ks = _make_reduce(_COMB[op]) if op in _COMB else _make_arg(_BETTER[op])
+        _kernels[op] = ks
+    return ks
+
+
+# ---------------------------------------------------------------------------
+# checks, plan, dispatch
+
+
+def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> tuple[int, ...]:
+    for what, buf in (("src", src), ("out", out)):
+        if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
+            raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
+                               + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
+        if buf.dtype.name not in _DTYPES:
+            raise DTypeError(
+                f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
+                f"(expected one of {', '.join(sorted(_DTYPES))}; convert f16/bf16 to f32 first)"
+            )
+    if not out.flags.writeable:
+        raise StridedError(f"{op}: the output buffer is read-only")
+    for what, lay in (("src", src_layout), ("out", out_layout)):
+        if not isinstance(lay, Layout):
+            raise StridedError(f"{op}: expected a Layout for {what}, got {type(lay).__name__}")
+    nd = src_layout.ndim
+    try:
+        dims = tuple(int(d) for d in dims)
+    except TypeError:
+        raise StridedError(f"{op}: expected a tuple of dims, got {dims!r}") from None
+    if list(dims) != sorted(set(dims)) or any(not 0 <= d < nd for d in dims):
+        raise StridedIndexError(
+            f"{op}: expected sorted, distinct dims in [0, {nd}) for a source of shape {src_layout.shape}, got {dims}"
+        )
+    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
+    if out_layout.shape != keep:
+        raise ShapeError(
+            f"{op}: expected an output of shape {keep} (source {src_layout.shape} reduced over {dims} "
+            f"with keepdim), got {out_layout.shape}"
+        )
+    for what, buf, lay in (("src", src, src_layout), ("out", out, out_layout)):
+        try:
+            lay.validate(len(buf))
+        except StridedError as e:
+            raise type(e)(f"{op}: {what}: {e}") from None
+    for n, s in zip(out_layout.shape, out_layout.stride):
+        if s == 0 and n > 1:
+            raise StridedError(
+                f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size {n})"
+            )
+    return dims
+
+
+@dataclass(frozen=True)
+class ReducePlan:
+    """What ``_plan`` decided: the loop, the kept and reduced dims (memory order) and the work split."""
+
+    case: str
+    kshape: tuple  # kept dims, outermost first; for OUTER the last one is the inner row
+    kstrides: tuple  # (src strides, out strides)
+    rshape: tuple  # reduced dims, outermost first; for INNER the last one is the inner run
+    rstrides: tuple
+    src_offset: int
+    out_offset: int
+    parallel: bool
+    nchunks: int
+    nsplit: int = 1  # INNER: parts each output's R points are split into
+    width: int = 0  # OUTER: columns per work item
+    ncol: int = 0  # OUTER: column blocks per outer K point
+
+    @property
+    def nk(self) -> int:
+        return _prod(self.kshape)
+
+    @property
+    def nr(self) -> int:
+        return _prod(self.rshape)
+
+
+def _prod(t) -> int:
+    p = 1
+    for n in t:
+        p *= n
+    return p
+
+
+def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, flip_reduced: bool = True) -> ReducePlan:
+    nd = src_layout.ndim
+    red = set(dims)
+    ob = Layout(
+        src_layout.shape,
+        tuple(0 if d in red else s for d, s in enumerate(out_layout.stride)),
+        out_layout.offset,
+    )
+    flips = [
+        d
+        for d in range(nd)
+        if src_layout.stride[d] < 0 and ob.stride[d] <= 0 and (flip_reduced or d not in red)
+    ]
+    if flips:
+        src_layout, ob = src_layout.flip(flips), ob.flip(flips)
+    it = NdIter(src_layout, ob)
+    shape, (ss, so) = it.shape, it.strides
+    kd = [i for i in range(len(shape)) if so[i] != 0]
+    rd = [i for i in range(len(shape)) if so[i] == 0]
+    case = INNER if rd and rd[-1] == len(shape) - 1 else OUTER
+    kshape = tuple(shape[i] for i in kd)
+    kstrides = (tuple(ss[i] for i in kd), tuple(so[i] for i in kd))
+    rshape = tuple(shape[i] for i in rd)
+    rstrides = tuple(ss[i] for i in rd)
+    numel = src_layout.numel
+    nthreads = get_num_threads()
+    parallel = numel >= PARALLEL_MIN and nthreads > 1
+    nk, nr = _prod(kshape), _prod(rshape)
+    if case == INNER:
+        nsplit = 1
+        if parallel and nk < 4 * nthreads:
+            nsplit = max(1, min(-(-4 * nthreads // nk), nr // 4096))
+        work = nk * nsplit
+        nchunks = min(nthreads, work) if parallel else 1
+        return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
+                          parallel and nchunks > 1, nchunks, nsplit=nsplit)
+    n_in = kshape[-1]
+    nko = nk // n_in
+    width = min(n_in, MAX_WIDTH)
+    if parallel and nko < nthreads:
+        width = max(1, min(width, -(-n_in // -(-nthreads // nko))))
+    ncol = -(-n_in // width)
+    items = nko * ncol
+    nchunks = min(nthreads, items) if parallel else 1
+    return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
+                      parallel and nchunks > 1, nchunks, width=width, ncol=ncol)
+
+
+def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePlan:
+    """The plan ``reduce`` would run (for tests and benchmarks); out defaults to a dense keepdim layout."""
+    dims = tuple(dims)
+    if out_layout is None:
+        out_layout = Layout.contiguous(tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape)))
+    return _plan(src_layout, out_layout, dims)
+
+
+def _arrays(p: ReducePlan):
+    kshape = np.array(p.kshape, dtype=np.int64)
+    kst = np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape))
+    rshape = np.array(p.rshape, dtype=np.int64)
+    rst = np.array(p.rstrides, dtype=np.int64)
+    return kshape, kst, rshape, rst
+
+
+def _identity(op: str, dtype: np.dtype) -> np.ndarray:
+    if op == "sum":
+        v = 0
+    elif op == "prod":
+        v = 1
+    elif dtype.kind == "f":
+        v = -np.inf if op == "max" else np.inf
+    elif dtype.kind == "b":
+        v = op == "min"
+    else:
+        info = np.iinfo(dtype)
+        v = info.min if op == "max" else info.max
+    return np.array([v], dtype=dtype)
+
+
+def _fill_out(out, out_layout: Layout, value: np.ndarray) -> None:
+    _fill(
+        out,
+        np.array(out_layout.shape, dtype=np.int64),
+        np.array(out_layout.stride, dtype=np.int64),
+        out_layout.offset,
+        value,
+    )
+
+
+def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> None:
+    """``out = op(src)`` over ``dims`` (sorted, distinct, possibly all or none).
+
+    ``out_layout`` has src's shape with the reduced dims set to 1; the
+    accumulator is out's dtype.  ``op`` is one of sum, prod, max, min.
+    """
+    if op not in REDUCE_OPS:
+        raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
+    dims = _check(op, src, src_layout, dims, out, out_layout)
+    if out_layout.numel == 0:
+        return
+    if src_layout.numel == 0:
+        if op in ("max", "min"):
+            raise ShapeError(
+                f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dims {dims}): it has no identity"
+            )
+        _fill_out(out, out_layout, _identity(op, out.dtype))
+        return
+    p = _plan(src_layout, out_layout, dims)
+    ident = _identity(op, out.dtype)
+    kshape, kst, rshape, rst = _arrays(p)
+    k = _kernel_set(op)[(p.case, p.parallel)]
+    so, oo = p.src_offset, p.out_offset
+    if p.case == INNER and p.parallel:
+        part = np.empty(p.nk * p.nsplit if p.nsplit > 1 else 0, dtype=out.dtype)
+        args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident)
+    elif p.case == INNER:
+        args = (src, out, kshape, kst, rshape, rst, so, oo, p.nr, 0, p.nk, ident)
+    else:
+        nitems = (p.nk // p.kshape[-1]) * p.ncol
+        lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
+        args = (src, out, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, *lo_hi, ident)
+    if p.parallel:
+        with parallel_guard():
+            k(*args)
+    else:
+        k(*args)
+
+
+def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
+    """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim shape.
+
+    Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
+    if op not in ARG_REDUCE_OPS:
+        raise StridedError(f"arg_reduce: unknown op {op!r} (expected one of {', '.join(ARG_REDUCE_OPS)})")
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise StridedError(f"{op}: expected an integer dim, got {dim!r}")
+    dims = _check(op, src, src_layout, (int(dim),), out, out_layout)
+    if out.dtype != np.int64:
+        raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
+    d = dims[0]
+    if out_layout.numel == 0:
+        return
+    if src_layout.shape[d] == 0:
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
+    p = _plan(src_layout, out_layout, dims, flip_reduced=False)
+    if not p.rshape:  # the dim has size 1: every index is 0
+        _fill_out(out, out_layout, np.zeros(1, np.int64))
+        return
+    n, rs = p.rshape[0], p.rstrides[0]
+    kshape, kst, _, _ = _arrays(p)
+    k = _kernel_set(op)[(p.case, p.parallel)]
+    so, oo = p.src_offset, p.out_offset
+    if p.case == INNER and p.parallel:
+        m = p.nk * p.nsplit if p.nsplit > 1 else 0
+        pbest, pidx = np.empty(m, dtype=src.dtype), np.empty(m, dtype=np.int64)
+        args = (src, out, pbest, pidx, kshape, kst, n, rs, so, oo, p.nk, p.nchunks, p.nsplit)
+    elif p.case == INNER:
+        args = (src, out, kshape, kst, n, rs, so, oo, 0, p.nk)
+    else:
+        nitems = (p.nk // p.kshape[-1]) * p.ncol
+        lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
+        args = (src, out, kshape, kst, n, rs, so, oo, p.ncol, p.width, *lo_hi)
+    if p.parallel:
+        with parallel_guard():
+            k(*args)
+    else:
+        k(*args)

@@ -1,0 +1,565 @@
+"""Elementwise kernels against NumPy, over random layouts of flat buffers.
+
+Every operand is a Layout over a flat buffer and the same view built in NumPy
+with ``as_strided`` (after the layout was validated against the buffer); the
+oracle is NumPy's ufunc on those views.  The output buffer is filled with a
+sentinel first, so a write outside the output layout is caught too.
+
+Compile time matters (each (op, dtype, kernel) is one numba compile), so the
+dtype sweep uses a few representative ops and the parallel and tiled kernels
+are exercised with add/f32 only.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
+from strided.kernels import PARALLEL_MIN
+from strided.kernels import elementwise as ew
+from strided.layout import Layout
+
+DTYPES = ["float32", "float64", "uint8", "uint32", "int64", "bool"]
+RTOL = {"float32": 1e-6, "float64": 1e-12}
+
+
+# ---------------------------------------------------------------------------
+# operands
+
+
+@st.composite
+def shapes(draw, max_rank=8, max_numel=360):
+    rank = draw(st.integers(0, max_rank))
+    sizes = st.sampled_from([1, 1, 2, 2, 3, 4, 5, 0]) if rank > 4 else st.integers(0, 7)
+    shape = tuple(draw(sizes) for _ in range(rank))
+    if prod(shape) > max_numel:
+        shape = tuple(min(n, 2) for n in shape)
+    return shape
+
+
+@st.composite
+def layouts(draw, shape, broadcast=True):
+    """A random layout of ``shape`` and the buffer length it needs.
+
+    Any dim order (transposes, permutes), steps and gaps (narrows, slices),
+    flips (negative strides), stride-0 dims (broadcasts), arbitrary strides on
+    size-1 dims, and an offset."""
+    nd = len(shape)
+    order = draw(st.permutations(range(nd))) if nd else []
+    stride = [0] * nd
+    acc = 1
+    for d in reversed(order):
+        if shape[d] == 1:
+            stride[d] = draw(st.integers(-7, 7))
+            continue
+        if broadcast and draw(st.integers(0, 6)) == 0:
+            continue  # stride 0
+        step = draw(st.sampled_from([1, 1, 1, 2, 3]))
+        stride[d] = acc * step
+        acc = stride[d] * max(shape[d], 1) + draw(st.sampled_from([0, 0, 1, 5]))
+    offset = draw(st.integers(0, 4))
+    for d in range(nd):
+        if shape[d] > 1 and stride[d] and draw(st.integers(0, 3)) == 0:
+            offset += (shape[d] - 1) * stride[d]
+            stride[d] = -stride[d]
+    lay = Layout(shape, stride, offset)
+    lo, hi = lay.span()
+    assert lo >= 0
+    return lay, max(hi, 1) + draw(st.integers(0, 3))
+
+
+def fill(rng, n, dtype, special=True):
+    if dtype == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype in ("uint8", "uint32", "int64"):
+        info = np.iinfo(dtype)
+        lo, hi = (0, 20) if rng.integers(0, 2) else (max(info.min, -(2**40)), min(info.max, 2**40))
+        v = rng.integers(lo, hi, n, dtype=np.int64, endpoint=True)
+        if dtype == "int64":
+            v -= rng.integers(0, 2, n) * rng.integers(0, 25, n)
+        return v.astype(dtype)
+    v = (rng.standard_normal(n) * 3).astype(dtype)
+    if special and n:
+        k = rng.integers(0, n, max(1, n // 16))
+        v[k] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], dtype=dtype), len(k))
+    return v
+
+
+def view(buf, lay: Layout) -> np.ndarray:
+    """The numpy view of ``lay`` over ``buf`` (the layout is validated first)."""
+    lay.validate(len(buf))
+    base = buf[lay.offset :] if lay.numel else buf[:0]
+    return np.lib.stride_tricks.as_strided(
+        base, lay.shape, tuple(s * buf.itemsize for s in lay.stride), writeable=False
+    )
+
+
+def sentinel(n, dtype):
+    if dtype == "bool":
+        return np.ones(n, bool)
+    if dtype in ("float32", "float64"):
+        return np.full(n, 12345.0, dtype)
+    return np.full(n, 77, dtype)
+
+
+def covered(lay: Layout, n: int) -> np.ndarray:
+    mask = np.zeros(n, bool)
+    if lay.numel:
+        idx = np.lib.stride_tricks.as_strided(
+            np.arange(n)[lay.offset :], lay.shape, tuple(s * 8 for s in lay.stride)
+        )
+        mask[idx.reshape(-1)] = True
+    return mask
+
+
+def assert_same(got, want, dtype):
+    got = np.asarray(got)
+    want = np.asarray(want).astype(got.dtype) if np.asarray(want).dtype != got.dtype else np.asarray(want)
+    assert got.shape == want.shape
+    if dtype in RTOL and got.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=0, equal_nan=True)
+        # NaN exactly where numpy has NaN, infinities of the same sign
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@st.composite
+def problems(draw, nin, dtype, out_dtype=None, max_rank=8):
+    """Inputs and an output, each a random layout over its own buffer."""
+    shape = draw(shapes(max_rank=max_rank))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    ins = []
+    for _ in range(nin):
+        lay, n = draw(layouts(shape))
+        ins.append((fill(rng, n, dtype), lay))
+    if draw(st.integers(0, 2)):
+        olay = ew.output_layout(shape, *(l for _, l in ins))
+        n = max(olay.numel, 1) + draw(st.integers(0, 2))
+    else:
+        olay, n = draw(layouts(shape, broadcast=False))
+    out = sentinel(n, out_dtype or dtype)
+    return shape, ins, out, olay
+
+
+def check_out(out, before, olay, want, dtype):
+    mask = covered(olay, len(out))
+    assert out[~mask].tobytes() == before[~mask].tobytes(), "wrote outside the output layout"
+    assert_same(view(out, olay), want, dtype)
+
+
+# ---------------------------------------------------------------------------
+# oracles
+
+NP_UNARY = {
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "sqr": np.square,
+    "abs": np.abs,
+    "neg": np.negative,
+    "relu": lambda x: np.where(x < 0, np.zeros((), x.dtype), x),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype),
+    "sin": np.sin,
+    "cos": np.cos,
+    "not": np.logical_not,
+    "sign": np.sign,
+    "recip": lambda x: np.ones((), x.dtype) / x,
+}
+
+
+def np_int_pow(x, y):
+    x = x.astype(np.int64)
+    y = y.astype(np.int64)
+    pos = np.where(y >= 0, y, 0)
+    r = np.power(x, pos)
+    neg = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(y >= 0, r, neg)
+
+
+NP_BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "pow": np.power,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+}
+
+
+def np_binary(op, x, y):
+    if op == "pow" and x.dtype.kind in "iu":
+        return np_int_pow(x, y).astype(x.dtype)
+    if x.dtype == bool and op == "add":
+        return np.logical_or(x, y)
+    if x.dtype == bool and op == "mul":
+        return np.logical_and(x, y)
+    return NP_BINARY[op](x, y)
+
+
+# The dtype sweep: each (op, dtype) pair below is one compile.
+UNARY_CASES = [(op, "float32") for op in ew.UNARY_OPS if op != "not"]
+UNARY_CASES += [(op, "float64") for op in ("exp", "tanh", "sigmoid", "log", "abs")]
+UNARY_CASES += [("neg", d) for d in ("uint8", "uint32", "int64")]
+UNARY_CASES += [("abs", "int64"), ("relu", "int64"), ("sign", "int64"), ("sqr", "uint8"), ("not", "bool")]
+
+BINARY_CASES = [("add", d) for d in DTYPES]
+BINARY_CASES += [(op, "float32") for op in ("sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge")]
+BINARY_CASES += [("mul", "uint8"), ("sub", "uint32"), ("maximum", "int64"), ("lt", "int64"), ("pow", "int64")]
+BINARY_CASES += [("mul", "bool"), ("maximum", "bool"), ("eq", "bool"), ("logical_and", "bool"), ("logical_or", "bool")]
+
+
+@pytest.mark.parametrize("op,dtype", UNARY_CASES)
+@settings(max_examples=40)
+@given(data=st.data())
+def test_unary_matches_numpy(op, dtype, data):
+    shape, [(x, xl)], out, olay = data.draw(problems(1, dtype))
+    before = out.copy()
+    ew.unary(op, x, xl, out, olay)
+    with np.errstate(all="ignore"):
+        want = NP_UNARY[op](view(x, xl).copy())
+    check_out(out, before, olay, want, dtype)
+
+
+@pytest.mark.parametrize("op,dtype", BINARY_CASES)
+@settings(max_examples=40)
+@given(data=st.data())
+def test_binary_matches_numpy(op, dtype, data):
+    out_dtype = "bool" if ew.BINARY_OPS[op].bool_out else dtype
+    shape, [(x, xl), (y, yl)], out, olay = data.draw(problems(2, dtype, out_dtype))
+    if op == "pow" and dtype == "int64":  # keep the numbers small enough not to care about wrapping
+        x = (x % 7 - 3).astype(dtype)
+        y = (y % 9 - 2).astype(dtype)
+    before = out.copy()
+    ew.binary(op, x, xl, y, yl, out, olay)
+    with np.errstate(all="ignore"):
+        want = np_binary(op, view(x, xl).copy(), view(y, yl).copy())
+    check_out(out, before, olay, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@settings(max_examples=60)
+@given(data=st.data())
+def test_where_matches_numpy(dtype, data):
+    shape = data.draw(shapes())
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    (cl, cn), (al, an), (bl, bn) = (data.draw(layouts(shape)) for _ in range(3))
+    c, a, b = fill(rng, cn, "bool"), fill(rng, an, dtype), fill(rng, bn, dtype)
+    olay = ew.output_layout(shape, al, bl)
+    out = sentinel(max(olay.numel, 1), dtype)
+    before = out.copy()
+    ew.where(c, cl, a, al, b, bl, out, olay)
+    check_out(out, before, olay, np.where(view(c, cl), view(a, al), view(b, bl)), dtype)
+
+
+# ---------------------------------------------------------------------------
+# in place: the output is exactly an input's view
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_binary_in_place(data):
+    shape = data.draw(shapes())
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    al, an = data.draw(layouts(shape, broadcast=False))
+    bl, bn = data.draw(layouts(shape))
+    a, b = fill(rng, an, "float32"), fill(rng, bn, "float32")
+    want = np.add(view(a, al), view(b, bl))
+    untouched = a.copy()
+    ew.binary("add", a, al, b, bl, a, al)  # a += b
+    check_out(a, untouched, al, want, "float32")
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_unary_in_place_and_same_operand_twice(data):
+    shape = data.draw(shapes())
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    al, an = data.draw(layouts(shape, broadcast=False))
+    a = fill(rng, an, "float32")
+    with np.errstate(all="ignore"):
+        want_sqr = np.multiply(view(a, al), view(a, al))
+        want_exp = np.exp(want_sqr)
+    untouched = a.copy()
+    ew.binary("mul", a, al, a, al, a, al)  # a *= a
+    check_out(a, untouched, al, want_sqr, "float32")
+    untouched = a.copy()
+    ew.unary("exp", a, al, a, al)
+    check_out(a, untouched, al, want_exp, "float32")
+
+
+def test_in_place_transposed_output():
+    # x.t() += y: the output walks against the input's order (the tiled path)
+    n = 70
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n * n).astype(np.float32)
+    y = rng.standard_normal(n * n).astype(np.float32)
+    xl = Layout.contiguous((n, n)).transpose(0, 1)
+    yl = Layout.contiguous((n, n))
+    assert ew.plan(xl, xl, yl).path == ew.TILED
+    want = view(x, xl) + view(y, yl)
+    ew.binary("add", x, xl, y, yl, x, xl)
+    np.testing.assert_array_equal(view(x, xl), want)
+
+
+# ---------------------------------------------------------------------------
+# paths, sizes around the parallel threshold and the tile
+
+
+def test_paths():
+    L = Layout.contiguous((64, 64))
+    T = L.transpose(0, 1)
+    scalar = Layout((), ()).broadcast_as((64, 64))
+    col = Layout((64, 1)).broadcast_as((64, 64))
+    row = Layout((64,)).broadcast_as((64, 64))
+    assert ew.plan(L, L, L).path == ew.DENSE
+    assert ew.plan(L, L, row).path == ew.DENSE  # a + bias: the bias row is dense along the inner dim
+    assert ew.plan(L, L, scalar).path == ew.BCAST
+    assert ew.plan(L, L, col).path == ew.BCAST
+    assert ew.plan(L, L, T).path == ew.TILED
+    assert ew.plan(T, T, T).path == ew.DENSE  # a.t() + b.t() into a column-major output
+    assert ew.plan(Layout.contiguous((64, 32)), Layout((64, 32), (64, 2))).path == ew.GENERAL  # a step-2 slice
+    assert ew.plan(L, L.flip(1), L.flip(1)).path == ew.GENERAL  # out walks forwards, inputs backwards
+    assert ew.plan(L.flip((0, 1)), L.flip((0, 1))).path == ew.DENSE  # all backwards: walked flipped
+    assert ew.plan(Layout.contiguous((4, 4)), Layout.contiguous((4, 4)).transpose(0, 1)).path == ew.GENERAL
+
+
+def _binary_check(shape, la, lb, lo, rng):
+    a = rng.standard_normal(max(la.span()[1], 1)).astype(np.float32)
+    b = rng.standard_normal(max(lb.span()[1], 1)).astype(np.float32)
+    out = sentinel(max(lo.span()[1], 1), "float32")
+    before = out.copy()
+    ew.binary("add", a, la, b, lb, out, lo)
+    check_out(out, before, lo, view(a, la) + view(b, lb), "float32")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(256, 256), (255, 257), (257, 255), (1, PARALLEL_MIN), (PARALLEL_MIN - 1,), (3, 7, 61, 53)],
+)
+def test_sizes_around_the_parallel_threshold(shape):
+    rng = np.random.default_rng(1)
+    L = Layout.contiguous(shape)
+    nd = len(shape)
+    _binary_check(shape, L, L, L, rng)  # dense
+    if nd >= 2:
+        T = Layout.contiguous(shape[:-2] + shape[-2:][::-1]).transpose(nd - 2, nd - 1)
+        _binary_check(shape, L, T, L, rng)  # tiled
+        _binary_check(shape, T, T, ew.output_layout(shape, T, T), rng)  # dense, column-major
+        row = Layout((shape[-1],)).broadcast_as(shape)
+        _binary_check(shape, L, row, L, rng)
+        narrow = Layout.contiguous(shape[:-1] + (shape[-1] + 3,)).narrow(nd - 1, 2, shape[-1])
+        _binary_check(shape, narrow, L, L, rng)
+
+
+@pytest.mark.parametrize("n0,n1", [(ew.TILE - 1, ew.TILE + 1), (ew.TILE, ew.TILE), (2 * ew.TILE + 3, ew.TILE_MIN), (ew.TILE_MIN, 3 * ew.TILE)])
+def test_tile_edges(n0, n1):
+    rng = np.random.default_rng(2)
+    L = Layout.contiguous((n0, n1))
+    T = Layout.contiguous((n1, n0)).transpose(0, 1)
+    assert ew.plan(L, L, T).path == ew.TILED
+    _binary_check((n0, n1), L, T, L, rng)
+    _binary_check((n0, n1), T.flip(0), L.flip(1), L, rng)
+    # a batch of transposed matrices
+    B = Layout.contiguous((3, n1, n0)).transpose(1, 2)
+    _binary_check((3, n0, n1), Layout.contiguous((3, n0, n1)), B, Layout.contiguous((3, n0, n1)), rng)
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_many_chunks_split_rows_anywhere(data):
+    """Chunks cut rows at arbitrary places: force the parallel kernels on small problems."""
+    shape, [(x, xl), (y, yl)], out, olay = data.draw(problems(2, "float32", max_rank=4))
+    nthreads = data.draw(st.integers(2, 9))
+    saved = ew.PARALLEL_MIN, ew.get_num_threads
+    ew.PARALLEL_MIN, ew.get_num_threads = 1, (lambda: nthreads)
+    try:
+        p = ew.plan(olay, xl, yl)
+        before = out.copy()
+        ew.binary("add", x, xl, y, yl, out, olay)
+    finally:
+        ew.PARALLEL_MIN, ew.get_num_threads = saved
+    if olay.numel > 1 and p.work > 1:
+        assert p.parallel
+    with np.errstate(all="ignore"):
+        want = view(x, xl) + view(y, yl)
+    check_out(out, before, olay, want, "float32")
+
+
+def test_float32_functions_over_the_whole_range():
+    """exp and tanh in f32 are polynomials of our own: within 2 ulp everywhere (sigmoid, built on exp: 3)."""
+    x = np.concatenate(
+        [
+            np.linspace(-110, 95, 400_001, dtype=np.float32),
+            np.array([0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.33655, -103.97, -103.98, 1e-30, -1e-45], np.float32),
+            np.random.default_rng(3).uniform(-1e-3, 1e-3, 100_000).astype(np.float32),
+        ]
+    )
+    L = Layout.contiguous(x.shape)
+    ref = {
+        "exp": np.exp(x.astype(np.float64)),
+        "tanh": np.tanh(x.astype(np.float64)),
+        "sigmoid": 1 / (1 + np.exp(-x.astype(np.float64))),
+    }
+    for op, r64 in ref.items():
+        out = np.empty_like(x)
+        ew.unary(op, x, L, out, L)
+        r32 = r64.astype(np.float32)
+        assert np.array_equal(np.isnan(out), np.isnan(r32)), op
+        assert np.array_equal(np.isinf(out), np.isinf(r32)), op
+        fin = np.isfinite(r32) & (np.abs(r32) >= np.finfo(np.float32).tiny)
+        ulp = np.abs(out[fin].astype(np.float64) - r64[fin]) / np.spacing(np.abs(r32[fin]))
+        assert ulp.max() <= (3.0 if op == "sigmoid" else 2.0), (op, ulp.max())
+        sub = np.isfinite(r32) & ~fin  # subnormal results: within one subnormal step
+        assert np.all(np.abs(out[sub].astype(np.float64) - r64[sub]) <= 2 * 2.0**-149), op
+
+
+def test_relu_and_extrema_keep_nan():
+    x = np.array([np.nan, -1.0, 2.0, -np.inf, np.inf, -0.0], np.float32)
+    y = np.array([1.0, np.nan, np.nan, 0.0, 3.0, 0.0], np.float32)
+    L = Layout.contiguous((6,))
+    out = np.empty(6, np.float32)
+    ew.unary("relu", x, L, out, L)
+    assert np.isnan(out[0]) and list(out[1:5]) == [0.0, 2.0, 0.0, np.inf]
+    for op, f in (("maximum", np.maximum), ("minimum", np.minimum)):
+        ew.binary(op, x, L, y, L, out, L)
+        np.testing.assert_array_equal(out, f(x, y))
+
+
+def test_integer_arithmetic_wraps_like_numpy():
+    L = Layout.contiguous((4,))
+    a = np.array([250, 3, 0, 255], np.uint8)
+    b = np.array([10, 5, 1, 255], np.uint8)
+    out = np.empty(4, np.uint8)
+    for op, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+        ew.binary(op, a, L, b, L, out, L)
+        np.testing.assert_array_equal(out, f(a, b))
+    big = np.array([2**62, -(2**63), 2**63 - 1, 7], np.int64)
+    out64 = np.empty(4, np.int64)
+    ew.binary("add", big, L, big, L, out64, L)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out64, big + big)
+    ew.unary("neg", a, L, out, L)
+    np.testing.assert_array_equal(out, np.negative(a))
+
+
+# ---------------------------------------------------------------------------
+# output_layout
+
+
+def test_output_layout_order():
+    L = Layout.contiguous((5, 6))
+    T = Layout.contiguous((6, 5)).transpose(0, 1)
+    assert ew.output_layout((5, 6), L, L) == Layout.contiguous((5, 6))
+    assert ew.output_layout((5, 6), T, T) == Layout.column_major((5, 6))
+    assert ew.output_layout((5, 6), L, T) == Layout.contiguous((5, 6))  # mixed: the first operand's order
+    assert ew.output_layout((5, 6), T, L) == Layout.column_major((5, 6))
+    bias = Layout((6,)).broadcast_as((5, 6))
+    assert ew.output_layout((5, 6), bias, T) == Layout.column_major((5, 6))  # zero strides have no say
+    assert ew.output_layout((), Layout(())) == Layout(())
+    assert ew.output_layout((0, 3), Layout.contiguous((0, 3))).numel == 0
+    assert ew.output_layout((2, 3)) == Layout.contiguous((2, 3))
+    assert ew.output_layout((5, 6), L.flip(1), L.flip(0)) == Layout.contiguous((5, 6))
+    # a permuted 3-D input gives the output of the same dim order
+    P = Layout.contiguous((4, 2, 3)).permute((2, 0, 1))
+    o = ew.output_layout(P.shape, P)
+    assert o.stride == P.stride and o.offset == 0
+
+
+@settings(max_examples=100)
+@given(data=st.data())
+def test_output_layout_is_dense_and_follows_numpy_order(data):
+    shape = data.draw(shapes(max_rank=5))
+    al, _ = data.draw(layouts(shape, broadcast=False))
+    o = ew.output_layout(shape, al, al)
+    assert o.offset == 0 and o.shape == shape
+    # dense: the strides of the dims of size > 1, sorted, are the running products
+    dims = sorted((abs(s), n) for n, s in zip(shape, o.stride) if n > 1)
+    acc = 1
+    for s, n in dims:
+        assert s == acc
+        acc *= n
+    if 0 not in shape:
+        # the same order as NumPy's order='K' allocation of a ufunc result
+        a = np.lib.stride_tricks.as_strided(
+            np.zeros(1 << 12, np.float32)[al.offset :], shape, tuple(4 * s for s in al.stride)
+        )
+        res = np.add(a, a)
+        big = [d for d in range(len(shape)) if shape[d] > 1]
+        ours = sorted(big, key=lambda d: -o.stride[d])
+        theirs = sorted(big, key=lambda d: -res.strides[d])
+        assert ours == theirs
+
+
+# ---------------------------------------------------------------------------
+# hostile inputs: rejected before any memory access
+
+
+def test_rejects_layouts_outside_the_buffer():
+    buf = np.zeros(10, np.float32)
+    out = np.full(10, 7.0, np.float32)
+    L = Layout.contiguous((2, 5))
+    for bad in (
+        Layout((2, 5), (5, 1), 1),  # one past the end
+        Layout((2, 5), (-5, 1), 4),  # a negative stride reaching below 0
+        Layout((2, 5), (1 << 62, 1), 0),  # a huge stride
+        Layout((2, 5), (5, 1), -1),  # a negative offset
+    ):
+        with pytest.raises(LayoutBoundsError):
+            ew.binary("add", buf, L, buf, bad, out, L)
+        with pytest.raises(LayoutBoundsError):
+            ew.unary("exp", buf, L, out, bad)
+        with pytest.raises(LayoutBoundsError):
+            ew.where(buf > 0, bad, buf, L, buf, L, out, L)
+    assert (out == 7.0).all()
+
+
+def test_rejects_bad_operands():
+    buf = np.zeros(6, np.float32)
+    out = np.full(6, 7.0, np.float32)
+    L = Layout.contiguous((2, 3))
+    with pytest.raises(ShapeError):
+        ew.binary("add", buf, L, buf, Layout.contiguous((3, 2)), out, L)
+    with pytest.raises(StridedError):  # the output would write one element twice
+        ew.unary("neg", buf, Layout((3,)).broadcast_as((2, 3)), out, Layout((3,)).broadcast_as((2, 3)))
+    with pytest.raises(DTypeError):
+        ew.binary("add", buf, L, buf.astype(np.float64), L, out, L)
+    with pytest.raises(DTypeError):
+        ew.binary("lt", buf, L, buf, L, out, L)  # comparisons write bool
+    with pytest.raises(DTypeError):
+        ew.unary("exp", buf.astype(np.int64), L, out.astype(np.int64), L)  # float-only op
+    with pytest.raises(DTypeError):
+        ew.binary("div", buf.astype(np.int64), L, buf.astype(np.int64), L, out.astype(np.int64), L)
+    with pytest.raises(DTypeError):
+        ew.unary("neg", buf.astype(np.float16), L, out.astype(np.float16), L)
+    with pytest.raises(DTypeError):
+        ew.where(buf, L, buf, L, buf, L, out, L)  # the condition must be bool
+    with pytest.raises(StridedError):
+        ew.unary("neg", buf.reshape(2, 3), L, out, L)
+    with pytest.raises(StridedError):
+        ew.unary("neg", buf[::2], Layout((3,)), out, Layout((3,)))
+    ro = np.zeros(6, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(StridedError):
+        ew.unary("neg", buf, L, ro, L)
+    with pytest.raises(StridedError):
+        ew.unary("nope", buf, L, out, L)
+    with pytest.raises(StridedError):
+        ew.binary("nope", buf, L, buf, L, out, L)
+    assert (out == 7.0).all()

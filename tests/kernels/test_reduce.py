@@ -1,0 +1,339 @@
+"""Reduction kernels against NumPy, over random layouts of flat buffers.
+
+The source is a Layout over a flat buffer and the same view in NumPy (via
+``as_strided``, after validation); the oracle is NumPy's reduction of that view
+with ``keepdims=True``.  Float sums are compared with a tolerance scaled by
+the sum of magnitudes (the summation order differs, legitimately); everything
+else must match exactly.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, StridedIndexError
+from strided.kernels import PARALLEL_MIN
+from strided.kernels import reduce as red
+from strided.layout import Layout
+from test_elementwise import covered, fill, layouts, sentinel, shapes, view
+
+NP_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+
+def keep_shape(shape, dims):
+    return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+@st.composite
+def reduce_problems(draw, dtype, out_dtype, max_rank=6, all_dims=None):
+    shape = draw(shapes(max_rank=max_rank))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    lay, n = draw(layouts(shape))
+    src = fill(rng, n, dtype)
+    if dtype in ("float32", "float64") and draw(st.booleans()):
+        src = np.round(src).astype(dtype)  # many ties
+    nd = len(shape)
+    if all_dims is None:
+        dims = tuple(d for d in range(nd) if draw(st.booleans()))
+    else:
+        dims = tuple(range(nd))
+    ks = keep_shape(shape, dims)
+    if draw(st.booleans()):
+        olay = Layout.contiguous(ks)
+        on = max(olay.numel, 1) + 1
+    else:
+        olay, on = draw(layouts(ks, broadcast=False))
+    out = sentinel(on, out_dtype)
+    return shape, src, lay, dims, out, olay
+
+
+def check(out, before, olay, want, *, sum_scale=None, rtol=0.0):
+    mask = covered(olay, len(out))
+    assert out[~mask].tobytes() == before[~mask].tobytes(), "wrote outside the output layout"
+    got = view(out, olay)
+    want = np.asarray(want)
+    assert got.shape == want.shape
+    if sum_scale is None and not rtol:
+        np.testing.assert_array_equal(got, want.astype(got.dtype))
+        return
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+    tol = rtol * np.abs(want[fin])
+    if sum_scale is not None:
+        tol = tol + sum_scale[fin]
+    assert np.all(np.abs(got[fin].astype(np.float64) - want[fin]) <= tol)
+
+
+SUM_CASES = [("float32", "float32"), ("float64", "float64"), ("float32", "float64")]
+SUM_CASES += [(d, "int64") for d in ("uint8", "uint32", "int64", "bool")]
+
+
+@pytest.mark.parametrize("dtype,out_dtype", SUM_CASES)
+@settings(max_examples=50)
+@given(data=st.data())
+def test_sum_matches_numpy(dtype, out_dtype, data):
+    shape, src, lay, dims, out, olay = data.draw(reduce_problems(dtype, out_dtype))
+    before = out.copy()
+    red.reduce("sum", src, lay, dims, out, olay)
+    v = view(src, lay)
+    if out_dtype.startswith("float"):
+        with np.errstate(all="ignore"):
+            want = np.sum(v.astype(np.float64), axis=dims, keepdims=True)
+            scale = np.sum(np.abs(v.astype(np.float64)), axis=dims, keepdims=True)
+        eps = np.finfo(out_dtype).eps
+        check(out, before, olay, want, sum_scale=16 * eps * scale, rtol=4 * eps)
+    else:
+        check(out, before, olay, np.sum(v, axis=dims, keepdims=True, dtype=np.int64))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8", "uint32", "int64", "bool"])
+@settings(max_examples=40)
+@given(data=st.data())
+def test_max_min_match_numpy(op, dtype, data):
+    shape, src, lay, dims, out, olay = data.draw(reduce_problems(dtype, dtype))
+    before = out.copy()
+    if any(shape[d] == 0 for d in dims) and olay.numel:
+        with pytest.raises(ShapeError):
+            red.reduce(op, src, lay, dims, out, olay)
+        return
+    red.reduce(op, src, lay, dims, out, olay)
+    want = NP_REDUCE[op](view(src, lay), axis=dims, keepdims=True) if olay.numel else np.empty(olay.shape, dtype)
+    check(out, before, olay, want)  # NaN propagates: compared exactly
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+@settings(max_examples=40)
+@given(data=st.data())
+def test_prod_matches_numpy(dtype, data):
+    shape, src, lay, dims, out, olay = data.draw(reduce_problems(dtype, dtype, max_rank=4))
+    if dtype == "float64":
+        src = np.clip(src, -2, 2)  # keep products finite and well scaled
+    before = out.copy()
+    red.reduce("prod", src, lay, dims, out, olay)
+    with np.errstate(all="ignore"):
+        want = np.prod(view(src, lay), axis=dims, keepdims=True)
+    if dtype == "float64":
+        check(out, before, olay, want, rtol=1e-12)
+    else:
+        check(out, before, olay, want)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@settings(max_examples=50)
+@given(data=st.data())
+def test_arg_reduce_matches_numpy(op, dtype, data):
+    shape = data.draw(shapes(max_rank=6).filter(lambda s: len(s) > 0))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    lay, n = data.draw(layouts(shape))
+    src = fill(rng, n, dtype)
+    if dtype == "float32" and data.draw(st.booleans()):
+        src = np.round(src / 2).astype(dtype)  # ties: the first occurrence must win
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    ks = keep_shape(shape, (dim,))
+    olay, on = data.draw(layouts(ks, broadcast=False))
+    out = np.full(on, -7, np.int64)
+    before = out.copy()
+    if shape[dim] == 0 and olay.numel:
+        with pytest.raises(ShapeError):
+            red.arg_reduce(op, src, lay, dim, out, olay)
+        return
+    red.arg_reduce(op, src, lay, dim, out, olay)
+    v = view(src, lay)
+    want = getattr(np, op)(v, axis=dim, keepdims=True) if olay.numel else np.empty(ks, np.int64)
+    check(out, before, olay, want)
+
+
+# ---------------------------------------------------------------------------
+# dispatch, parallel splits and accuracy
+
+
+def test_plans():
+    L = Layout.contiguous((64, 32))
+    assert red.plan(L, (1,)).case == red.INNER  # row sums
+    assert red.plan(L, (0,)).case == red.OUTER  # column sums: rows accumulated
+    assert red.plan(L, (0, 1)).case == red.INNER
+    T = Layout.contiguous((32, 64)).transpose(0, 1)
+    assert red.plan(T, (0,)).case == red.INNER  # memory order, not logical order
+    assert red.plan(T, (1,)).case == red.OUTER
+    p = red.plan(L.flip((0, 1)), (0, 1))
+    assert p.rstrides == (1,) and p.rshape == (64 * 32,)  # flipped dims are read forwards, merged
+    b = Layout((32,)).broadcast_as((64, 32))
+    assert red.plan(b, (0,)).case == red.OUTER
+    assert red.plan(L, ()).case == red.OUTER  # nothing reduced: a copy
+
+
+def _run_sum(src, lay, dims, dtype=np.float32):
+    ks = keep_shape(lay.shape, dims)
+    out = np.empty(max(int(np.prod(ks)), 1), dtype)
+    red.reduce("sum", src, lay, dims, out, Layout.contiguous(ks))
+    return out[: int(np.prod(ks))].reshape(ks)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(256, 256), (255, 257), (2, PARALLEL_MIN // 2 + 5), (PARALLEL_MIN + 3,), (3, 5, 4370), (4370, 3, 5), (9, 70, 111)],
+)
+def test_sizes_around_the_parallel_threshold(shape):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(int(np.prod(shape))).astype(np.float32)
+    L = Layout.contiguous(shape)
+    v = a.reshape(shape).astype(np.float64)
+    nd = len(shape)
+    all_dims = [c for r in range(1, nd + 1) for c in combinations(range(nd), r)]
+    for lay, vv in ((L, v), (Layout.contiguous(shape[::-1]).permute(tuple(range(nd))[::-1]), None)):
+        if vv is None:
+            vv = view(a, lay).astype(np.float64)
+        for dims in all_dims:
+            got = _run_sum(a, lay, dims)
+            want = vv.sum(axis=dims, keepdims=True)
+            scale = np.abs(vv).sum(axis=dims, keepdims=True)
+            assert np.all(np.abs(got - want) <= 1e-6 * scale + 1e-6), (lay, dims)
+        for dim in range(nd):
+            for op in ("argmax", "argmin"):
+                ks = keep_shape(shape, (dim,))
+                out = np.empty(int(np.prod(ks)), np.int64)
+                red.arg_reduce(op, a, lay, dim, out, Layout.contiguous(ks))
+                np.testing.assert_array_equal(out.reshape(ks), getattr(np, op)(view(a, lay), axis=dim, keepdims=True))
+
+
+def test_large_f32_sums_stay_accurate():
+    """f32 accumulators, 4M elements: pairwise (rows) and blocked (columns) summation stay near f64."""
+    n = 2048
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0, 1, n * n).astype(np.float32)
+    L = Layout.contiguous((n, n))
+    v64 = a.reshape(n, n).astype(np.float64)
+    for dims in ((0,), (1,), (0, 1)):
+        got = _run_sum(a, L, dims).astype(np.float64)
+        want = v64.sum(axis=dims, keepdims=True)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        np.testing.assert_allclose(got, a.reshape(n, n).sum(axis=dims, keepdims=True), rtol=1e-5)
+    # the same through a transposed view
+    T = L.transpose(0, 1)
+    for dims in ((0,), (1,)):
+        np.testing.assert_allclose(_run_sum(a, T, dims), v64.T.sum(axis=dims, keepdims=True), rtol=1e-5)
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_many_chunks_and_splits(data):
+    """Force the parallel kernels with many chunks on small problems (splits of rows, columns and runs)."""
+    shape, src, lay, dims, out, olay = data.draw(reduce_problems("float32", "float32", max_rank=4))
+    nthreads = data.draw(st.integers(2, 9))
+    saved = red.PARALLEL_MIN, red.get_num_threads
+    red.PARALLEL_MIN, red.get_num_threads = 1, (lambda: nthreads)
+    try:
+        before = out.copy()
+        red.reduce("sum", src, lay, dims, out, olay)
+        arg_out = None
+        if len(shape) and shape[0]:
+            ks = keep_shape(shape, (0,))
+            arg_out = np.empty(max(int(np.prod(ks)), 1), np.int64)
+            red.arg_reduce("argmax", src, lay, 0, arg_out, Layout.contiguous(ks))
+    finally:
+        red.PARALLEL_MIN, red.get_num_threads = saved
+    v = view(src, lay).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = np.sum(v, axis=dims, keepdims=True)
+        scale = np.sum(np.abs(v), axis=dims, keepdims=True)
+    check(out, before, olay, want, sum_scale=2e-6 * scale, rtol=5e-7)
+    if arg_out is not None:
+        ks = keep_shape(shape, (0,))
+        np.testing.assert_array_equal(
+            arg_out[: int(np.prod(ks))].reshape(ks), np.argmax(view(src, lay), axis=0, keepdims=True)
+        )
+
+
+# ---------------------------------------------------------------------------
+# edge cases and hostile inputs
+
+
+def test_zero_size_and_trivial_reductions():
+    src = np.zeros(4, np.float32)
+    out = np.full(3, 9.0, np.float32)
+    empty = Layout.contiguous((3, 0))
+    red.reduce("sum", src, empty, (1,), out, Layout.contiguous((3, 1)))
+    assert list(out) == [0.0, 0.0, 0.0]
+    red.reduce("prod", src, empty, (1,), out, Layout.contiguous((3, 1)))
+    assert list(out) == [1.0, 1.0, 1.0]
+    with pytest.raises(ShapeError):
+        red.reduce("max", src, empty, (1,), out, Layout.contiguous((3, 1)))
+    with pytest.raises(ShapeError):
+        red.arg_reduce("argmin", src, empty, 1, np.zeros(3, np.int64), Layout.contiguous((3, 1)))
+    red.reduce("sum", src, Layout.contiguous((0, 3)), (1,), out, Layout.contiguous((0, 1)))  # nothing to write
+    # rank 0 and dims=()
+    one = np.array([2.5], np.float32)
+    o = np.zeros(1, np.float32)
+    red.reduce("max", one, Layout(()), (), o, Layout(()))
+    assert o[0] == 2.5
+    a = np.arange(6, dtype=np.int64)
+    o6 = np.zeros(6, np.int64)
+    red.reduce("sum", a, Layout.contiguous((2, 3)).transpose(0, 1), (), o6, Layout.contiguous((3, 2)))
+    np.testing.assert_array_equal(o6, a.reshape(2, 3).T.reshape(-1))
+    o3 = np.full(6, -1, np.int64)
+    red.arg_reduce("argmax", a, Layout.contiguous((2, 1, 3)), 1, o3, Layout.contiguous((2, 1, 3)))
+    assert (o3 == 0).all()  # a dim of size 1: every index is 0
+
+
+def test_nan_and_ties():
+    x = np.array([1.0, np.nan, 3.0, np.nan, 3.0, -1.0], np.float32)
+    L = Layout.contiguous((6,))
+    o = np.zeros(1, np.float32)
+    oi = np.zeros(1, np.int64)
+    for op in ("max", "min"):
+        red.reduce(op, x, L, (0,), o, Layout.contiguous((1,)))
+        assert np.isnan(o[0])
+    for op in ("argmax", "argmin"):
+        red.arg_reduce(op, x, L, 0, oi, Layout.contiguous((1,)))
+        assert oi[0] == 1  # the first NaN
+    y = np.array([3.0, 1.0, 3.0, 1.0], np.float32)
+    L4 = Layout.contiguous((4,))
+    red.arg_reduce("argmax", y, L4, 0, oi, Layout.contiguous((1,)))
+    assert oi[0] == 0
+    red.arg_reduce("argmin", y, L4, 0, oi, Layout.contiguous((1,)))
+    assert oi[0] == 1
+    red.arg_reduce("argmax", y, L4.flip(0), 0, oi, Layout.contiguous((1,)))
+    assert oi[0] == 1  # logical index in the flipped view: [1, 3, 1, 3]
+
+
+def test_rejects_hostile_layouts_and_arguments():
+    src = np.arange(12, dtype=np.float32)
+    out = np.full(4, 7.0, np.float32)
+    L = Layout.contiguous((3, 4))
+    O = Layout.contiguous((1, 4))
+    for bad in (Layout((3, 4), (4, 1), 1), Layout((3, 4), (-4, 1), 0), Layout((3, 4), (1 << 61, 1), 0)):
+        with pytest.raises(LayoutBoundsError):
+            red.reduce("sum", src, bad, (0,), out, O)
+        with pytest.raises(LayoutBoundsError):
+            red.arg_reduce("argmax", src, bad, 0, np.zeros(4, np.int64), O)
+    with pytest.raises(LayoutBoundsError):
+        red.reduce("sum", src, L, (0,), out, Layout((1, 4), (4, 1), 1))
+    with pytest.raises(ShapeError):
+        red.reduce("sum", src, L, (0,), out, Layout.contiguous((4,)))  # not the keepdim shape
+    with pytest.raises(StridedIndexError):
+        red.reduce("sum", src, L, (1, 0), out, O)
+    with pytest.raises(StridedIndexError):
+        red.reduce("sum", src, L, (2,), out, O)
+    with pytest.raises(StridedError):
+        red.reduce("sum", src, L, (1,), out, Layout((3, 1), (0, 1)))  # would write one element 3 times
+    with pytest.raises(DTypeError):
+        red.arg_reduce("argmax", src, L, 0, out, O)  # int64 output required
+    with pytest.raises(DTypeError):
+        red.reduce("sum", src.astype(np.float16), L, (0,), out, O)
+    with pytest.raises(StridedError):
+        red.reduce("mean", src, L, (0,), out, O)
+    with pytest.raises(StridedError):
+        red.arg_reduce("argmax", src, L, (0,), np.zeros(4, np.int64), O)
+    ro = np.zeros(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(StridedError):
+        red.reduce("sum", src, L, (0,), ro, O)
+    assert (out == 7.0).all()
