@@ -1,0 +1,593 @@
+"""IntTuples: the integers-or-nested-tuples that CuTe shapes, strides and
+coordinates are made of.
+
+An IntTuple is an ``int`` or a ``tuple`` of IntTuples.  Everything here is pure
+Python integer arithmetic; nothing is approximate.
+
+Static versus dynamic
+---------------------
+C++ CuTe distinguishes compile-time integers (``Int<4>{}``, printed ``_4``)
+from run-time ones (``4``).  :class:`Static` is an ``int`` subclass playing the
+compile-time role: ``static(4)`` prints as ``_4``, plain ints are dynamic.
+Arithmetic follows CuTe's rule: the result of an operation is static only when
+every operand is static (``_2 * _3 == _6`` but ``_2 * 3 == 6``).  A Static
+*compares and hashes like the int it holds*, so the marker only changes how a
+value prints, never which function a layout denotes.
+
+Coordinates
+-----------
+CuTe orders coordinates colexicographically: the first mode varies fastest.
+``idx2crd(5, (2, 3)) == (1, 2)`` and ``crd2idx((1, 2), (2, 3)) == 5``.
+A coordinate may be given at any depth: an ``int`` in place of a tuple mode is
+a 1-D index into that mode.  ``None`` in a coordinate plays CuTe's ``_``
+(keep the whole mode) for :func:`slice_` and :func:`dice`.
+"""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+
+__all__ = [
+    "Static",
+    "static",
+    "dynamic",
+    "is_static",
+    "is_int",
+    "is_tuple",
+    "rank",
+    "depth",
+    "size",
+    "product",
+    "flatten",
+    "unflatten",
+    "inner_product",
+    "prefix_product",
+    "shape_div",
+    "ceil_div",
+    "congruent",
+    "weakly_congruent",
+    "compatible",
+    "crd2idx",
+    "idx2crd",
+    "crd2crd",
+    "has_none",
+    "slice_",
+    "dice",
+    "format_int_tuple",
+]
+
+
+# ---------------------------------------------------------------------------
+# Static integers
+# ---------------------------------------------------------------------------
+
+
+def _static_binop(name):
+    op = getattr(int, name)
+
+    def method(self, other):
+        result = op(self, other)
+        # Static op Static is static; anything touching a dynamic int is dynamic.
+        if isinstance(other, Static) and type(result) is int:
+            return Static(result)
+        return result
+
+    method.__name__ = name
+    return method
+
+
+def _static_unop(name):
+    op = getattr(int, name)
+
+    def method(self):
+        return Static(op(self))
+
+    method.__name__ = name
+    return method
+
+
+class Static(int):
+    """A compile-time integer (CuTe's ``Int<N>{}``), printed ``_N``.
+
+    Equal to, and hashing like, the plain ``int`` of the same value.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value=0):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ShapeError(f"static: expected an int, got {value!r}")
+        return super().__new__(cls, value)
+
+    def __repr__(self):
+        return f"static({int(self)})"
+
+    def __str__(self):
+        return f"_{int(self)}"
+
+    def __format__(self, spec):
+        # An empty spec means str() (CuTe's `_4`); numeric specs format the value.
+        return str(self) if not spec else format(int(self), spec)
+
+    def __reduce__(self):
+        return (Static, (int(self),))
+
+    __add__ = _static_binop("__add__")
+    __radd__ = _static_binop("__radd__")
+    __sub__ = _static_binop("__sub__")
+    __rsub__ = _static_binop("__rsub__")
+    __mul__ = _static_binop("__mul__")
+    __rmul__ = _static_binop("__rmul__")
+    __floordiv__ = _static_binop("__floordiv__")
+    __rfloordiv__ = _static_binop("__rfloordiv__")
+    __mod__ = _static_binop("__mod__")
+    __rmod__ = _static_binop("__rmod__")
+    __neg__ = _static_unop("__neg__")
+    __pos__ = _static_unop("__pos__")
+    __abs__ = _static_unop("__abs__")
+
+
+def is_int(x) -> bool:
+    """True for an integer leaf (``bool`` is not an integer here)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_tuple(x) -> bool:
+    return isinstance(x, tuple)
+
+
+def _is_layout(x) -> bool:
+    from .layout import Layout  # layout.py builds on this module
+
+    return isinstance(x, Layout)
+
+
+def static(x):
+    """Mark every integer of an IntTuple (or a cute Layout) as static."""
+    if _is_layout(x):
+        return type(x)(static(x.shape), static(x.stride))
+    if is_tuple(x):
+        return tuple(static(e) for e in x)
+    if is_int(x):
+        return x if isinstance(x, Static) else Static(x)
+    raise ShapeError(f"static: expected an int, a tuple of ints or a Layout, got {x!r}")
+
+
+def dynamic(x):
+    """Strip the static marker from every integer of an IntTuple (or Layout)."""
+    if _is_layout(x):
+        return type(x)(dynamic(x.shape), dynamic(x.stride))
+    if is_tuple(x):
+        return tuple(dynamic(e) for e in x)
+    if is_int(x):
+        return int(x)
+    raise ShapeError(f"dynamic: expected an int, a tuple of ints or a Layout, got {x!r}")
+
+
+def is_static(x) -> bool:
+    """True when every integer of an IntTuple (or of a Layout) is static."""
+    if _is_layout(x):
+        return is_static(x.shape) and is_static(x.stride)
+    if is_tuple(x):
+        return all(is_static(e) for e in x)
+    return isinstance(x, Static)
+
+
+def _any_static(*xs) -> bool:
+    for x in xs:
+        if is_tuple(x):
+            if _any_static(*x):
+                return True
+        elif isinstance(x, Static):
+            return True
+    return False
+
+
+def _one_like(*xs):
+    """The neutral 1 of a computation on ``xs``: static when any input is.
+
+    C++ CuTe seeds its folds with ``Int<1>{}``; we do the same as soon as the
+    caller has used a static integer, and keep an all-dynamic computation free
+    of underscores (a layout written with plain ints prints with plain ints).
+    """
+    return Static(1) if _any_static(*xs) else 1
+
+
+def _zero_like(*xs):
+    return Static(0) if _any_static(*xs) else 0
+
+
+# ---------------------------------------------------------------------------
+# Validation and printing
+# ---------------------------------------------------------------------------
+
+
+def _normalize(x, what: str):
+    """Turn lists into tuples and check that every leaf is an int."""
+    if isinstance(x, (tuple, list)):
+        return tuple(_normalize(e, what) for e in x)
+    if is_int(x):
+        return x
+    raise ShapeError(f"{what}: expected an int or a (nested) tuple of ints, got {x!r}")
+
+
+def format_int_tuple(x) -> str:
+    """CuTe's text form: ``(4,(2,4))``, static ints as ``_4``, None as ``_``."""
+    if is_tuple(x):
+        return "(" + ",".join(format_int_tuple(e) for e in x) + ")"
+    if x is None:
+        return "_"
+    return str(x)
+
+
+# ---------------------------------------------------------------------------
+# Structure
+# ---------------------------------------------------------------------------
+
+
+def rank(t) -> int:
+    """Number of top-level modes: ``len`` of a tuple, 1 for an int."""
+    return len(t) if is_tuple(t) else 1
+
+
+def depth(t) -> int:
+    """Nesting depth: 0 for an int, 1 + deepest element for a tuple."""
+    if is_tuple(t):
+        return 1 + max((depth(e) for e in t), default=0)
+    return 0
+
+
+def flatten(t):
+    """The leaves of an IntTuple as a flat tuple (an int stays an int).
+
+    Given a cute Layout, returns the cute Layout with flattened shape and
+    stride (C++ ``flatten(layout)``); the *method* ``Layout.flatten()`` is the
+    bridge to a flat ``strided.Layout`` instead.
+    """
+    if _is_layout(t):
+        return type(t)(flatten(t.shape), flatten(t.stride))
+    if is_tuple(t):
+        out = []
+        for e in t:
+            f = flatten(e)
+            if is_tuple(f):
+                out.extend(f)
+            else:
+                out.append(f)
+        return tuple(out)
+    return t
+
+
+def _leaves(t) -> list:
+    """Leaves as a list (an int is one leaf)."""
+    f = flatten(t)
+    return list(f) if is_tuple(f) else [f]
+
+
+def unflatten(flat, profile):
+    """Re-nest the flat sequence ``flat`` into the tree shape of ``profile``.
+
+    Each leaf of ``profile`` consumes one element of ``flat`` (which may itself
+    be a tuple: that is how a leaf is replaced by a sub-tree).
+    """
+    items = list(flat) if is_tuple(flat) or isinstance(flat, list) else [flat]
+    it = iter(items)
+
+    def build(p):
+        if is_tuple(p):
+            return tuple(build(e) for e in p)
+        try:
+            return next(it)
+        except StopIteration:
+            raise ShapeError(
+                f"unflatten: {len(items)} values are too few for profile {format_int_tuple(profile)}"
+            ) from None
+
+    result = build(profile)
+    if next(it, _SENTINEL) is not _SENTINEL:
+        raise ShapeError(
+            f"unflatten: {len(items)} values are too many for profile {format_int_tuple(profile)}"
+        )
+    return result
+
+
+_SENTINEL = object()
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic on IntTuples
+# ---------------------------------------------------------------------------
+
+
+def product(t):
+    """Product of all leaves (1 for the empty tuple)."""
+    if is_tuple(t):
+        result = Static(1)  # the empty product is the static 1, as in C++
+        for e in t:
+            result = result * product(e)
+        return result
+    if t is None:
+        raise ShapeError("product: None is not an integer")
+    return t
+
+
+def size(x):
+    """Number of elements of a shape or of a Layout's domain."""
+    if _is_layout(x):
+        return product(x.shape)
+    return product(x)
+
+
+def inner_product(a, b):
+    """Sum of the products of corresponding leaves of two congruent IntTuples."""
+    if is_tuple(a):
+        if not is_tuple(b) or len(a) != len(b):
+            raise ShapeError(
+                f"inner_product: {format_int_tuple(a)} and {format_int_tuple(b)} are not congruent"
+            )
+        result = Static(0)
+        for x, y in zip(a, b):
+            result = result + inner_product(x, y)
+        return result
+    if is_tuple(b):
+        raise ShapeError(
+            f"inner_product: {format_int_tuple(a)} and {format_int_tuple(b)} are not congruent"
+        )
+    return a * b
+
+
+def prefix_product(a, init=None):
+    """Exclusive prefix product, congruent with ``a``.
+
+    ``prefix_product((2, (3, 4))) == (1, (2, 6))``: the compact column-major
+    (CuTe ``LayoutLeft``) strides of shape ``a``.
+    """
+    if init is None:
+        init = _one_like(a)
+    if is_tuple(a):
+        out = []
+        for e in a:
+            out.append(prefix_product(e, init))
+            init = init * product(e)
+        return tuple(out)
+    if is_tuple(init):
+        raise ShapeError(f"prefix_product: tuple init {format_int_tuple(init)} for an int")
+    return init
+
+
+def _int_shape_div(a, b, op="shape_div"):
+    if b == 0:
+        raise ShapeError(f"{op}: division of {a} by zero")
+    if a % b == 0:
+        return a // b
+    if b % a == 0:
+        # b is a multiple of a: a is used up, one (partial) step remains.
+        return a // a
+    raise ShapeError(f"{op}: neither of {a} and {b} divides the other")
+
+
+def shape_div(a, b):
+    """Divide shape ``a`` by ``b``, consuming ``a`` from the left.
+
+    For ints, one must divide the other: ``shape_div(6, 2) == 3``,
+    ``shape_div(2, 6) == 1``.  A tuple ``a`` divided by an int is divided mode
+    by mode while ``b`` lasts: ``shape_div((4, 6), 8) == (1, 3)``.  Every step
+    must divide one way or the other; otherwise a ShapeError names both.
+    """
+    if is_tuple(a):
+        if is_tuple(b):
+            if len(a) != len(b):
+                raise ShapeError(
+                    f"shape_div: {format_int_tuple(a)} and {format_int_tuple(b)} differ in rank"
+                )
+            return tuple(shape_div(x, y) for x, y in zip(a, b))
+        out = []
+        for e in a:
+            out.append(shape_div(e, b))
+            b = shape_div(b, product(e))
+        return tuple(out)
+    if is_tuple(b):
+        return shape_div(a, product(b))
+    return _int_shape_div(a, b)
+
+
+def ceil_div(a, b):
+    """Ceiling division; a tuple ``a`` is divided left to right as in C++ CuTe."""
+    if is_tuple(a):
+        if is_tuple(b):
+            if len(b) > len(a):
+                raise ShapeError(
+                    f"ceil_div: {format_int_tuple(b)} has more modes than {format_int_tuple(a)}"
+                )
+            b = b + (1,) * (len(a) - len(b))
+            return tuple(ceil_div(x, y) for x, y in zip(a, b))
+        out = []
+        for e in a:
+            out.append(ceil_div(e, b))
+            b = ceil_div(b, product(e))
+        return tuple(out)
+    if is_tuple(b):
+        return ceil_div(a, product(b))
+    if b <= 0:
+        raise ShapeError(f"ceil_div: divisor {b} must be positive")
+    return -((-a) // b)
+
+
+# ---------------------------------------------------------------------------
+# Relations between IntTuples
+# ---------------------------------------------------------------------------
+
+
+def congruent(a, b) -> bool:
+    """Same tree structure (profile), leaf values ignored."""
+    if is_tuple(a) and is_tuple(b):
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+    return not is_tuple(a) and not is_tuple(b)
+
+
+def weakly_congruent(a, b) -> bool:
+    """``a`` is congruent with a coarsening of ``b`` (an int in ``a`` matches any subtree)."""
+    if not is_tuple(a):
+        return True
+    return is_tuple(b) and len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+
+
+def compatible(a, b) -> bool:
+    """Shape ``a`` is compatible with shape ``b`` (CuTe's partial order).
+
+    Every coordinate of ``a`` is a valid coordinate of ``b``: an int of ``a``
+    equals the size of the corresponding subtree of ``b``; tuples match rank.
+    """
+    if is_tuple(a):
+        return is_tuple(b) and len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
+    return a == size(b)
+
+
+# ---------------------------------------------------------------------------
+# Coordinates
+# ---------------------------------------------------------------------------
+
+
+def crd2idx(crd, shape, stride=None):
+    """Map a coordinate to an index: the inner product with the stride.
+
+    ``stride`` defaults to the compact column-major strides of ``shape``, which
+    makes this the colexicographic coordinate -> 1-D index map.  An int
+    coordinate of a tuple mode is split colexicographically over that mode;
+    as in C++ CuTe the last mode is not reduced, so an index past the end
+    continues along the last mode (this is how a layout extends beyond its
+    size in composition).  ``None`` (CuTe's ``_``) counts as 0.
+    """
+    if stride is None:
+        stride = prefix_product(shape)
+    if crd is None:
+        return _zero_like(stride)
+    if is_tuple(crd):
+        if not is_tuple(shape) or len(crd) != len(shape):
+            raise ShapeError(
+                f"crd2idx: coordinate {format_int_tuple(crd)} does not match shape {format_int_tuple(shape)}"
+            )
+        if not is_tuple(stride) or len(stride) != len(shape):
+            raise ShapeError(
+                f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
+            )
+        result = _zero_like(stride)
+        for c, s, d in zip(crd, shape, stride):
+            result = result + crd2idx(c, s, d)
+        return result
+    if is_tuple(shape):
+        if not is_tuple(stride) or len(stride) != len(shape):
+            raise ShapeError(
+                f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
+            )
+        if len(shape) == 0:
+            return _zero_like(stride)
+        result = _zero_like(stride)
+        for s, d in zip(shape[:-1], stride[:-1]):
+            n = product(s)
+            result = result + crd2idx(crd % n, s, d)
+            crd = crd // n
+        return result + crd2idx(crd, shape[-1], stride[-1])
+    if is_tuple(stride):
+        raise ShapeError(
+            f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
+        )
+    return crd * stride
+
+
+def idx2crd(idx, shape):
+    """Map an index to the natural (full-depth) coordinate of ``shape``.
+
+    Colexicographic: the first mode varies fastest.  ``idx`` may itself be a
+    (partial) hierarchical coordinate: each int in it is an index relative to
+    its own mode (pycute uses the strides of the whole shape there, which is
+    wrong for nested modes; C++ CuTe and this function do not).  As in C++,
+    the last mode is not reduced modulo its extent.
+    """
+    if is_tuple(idx):
+        if not is_tuple(shape) or len(idx) != len(shape):
+            raise ShapeError(
+                f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape {format_int_tuple(shape)}"
+            )
+        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+    if idx is None:
+        raise ShapeError("idx2crd: None is not an index")
+    if is_tuple(shape):
+        out = []
+        for s in shape[:-1]:
+            n = product(s)
+            out.append(idx2crd(idx % n, s))
+            idx = idx // n
+        if shape:
+            out.append(idx2crd(idx, shape[-1]))
+        return tuple(out)
+    return idx
+
+
+def crd2crd(crd, src_shape, dst_shape):
+    """Re-express a coordinate of ``src_shape`` as a coordinate of ``dst_shape``.
+
+    Where all three are tuples of one rank, mode by mode; elsewhere through
+    the 1-D index (the two shapes should have the same size there).
+    """
+    if is_tuple(crd) and is_tuple(src_shape) and is_tuple(dst_shape):
+        if not (len(crd) == len(src_shape) == len(dst_shape)):
+            raise ShapeError(
+                f"crd2crd: coordinate {format_int_tuple(crd)}, shapes {format_int_tuple(src_shape)} "
+                f"and {format_int_tuple(dst_shape)} differ in rank"
+            )
+        return tuple(crd2crd(c, s, d) for c, s, d in zip(crd, src_shape, dst_shape))
+    return idx2crd(crd2idx(crd, src_shape), dst_shape)
+
+
+def has_none(x) -> bool:
+    """True when a coordinate contains None (CuTe's ``_``) anywhere."""
+    if x is None:
+        return True
+    return is_tuple(x) and any(has_none(e) for e in x)
+
+
+def slice_(crd, t):
+    """Keep the parts of ``t`` selected by None in ``crd`` (CuTe ``slice``).
+
+    A None at the top returns ``t``; inside a tuple each None keeps its whole
+    mode and nested selections are spliced into the enclosing tuple, exactly
+    like C++ ``filter_tuple``: ``slice_((None, (None, 1)), ((2, 3), (4, 5)))
+    == ((2, 3), 4)``.
+    """
+    if crd is None:
+        return t
+    if is_tuple(crd):
+        if not is_tuple(t) or len(crd) != len(t):
+            raise ShapeError(
+                f"slice: coordinate {format_int_tuple(crd)} does not match {format_int_tuple(t)}"
+            )
+        out = []
+        for c, e in zip(crd, t):
+            if c is None:
+                out.append(e)
+            elif is_tuple(c):
+                out.extend(slice_(c, e))
+        return tuple(out)
+    return ()
+
+
+def dice(crd, t):
+    """The complement of :func:`slice_`: keep the parts of ``t`` fixed by ``crd``."""
+    if crd is None:
+        return ()
+    if is_tuple(crd):
+        if not is_tuple(t) or len(crd) != len(t):
+            raise ShapeError(
+                f"dice: coordinate {format_int_tuple(crd)} does not match {format_int_tuple(t)}"
+            )
+        out = []
+        for c, e in zip(crd, t):
+            if c is None:
+                continue
+            if is_tuple(c):
+                out.extend(dice(c, e))
+            else:
+                out.append(e)
+        return tuple(out)
+    return t
