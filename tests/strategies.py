@@ -84,13 +84,13 @@ def _apply(draw, lay: Layout, arr: np.ndarray):
 
 
 def view_chains(max_ops=6, max_rank=5):
-    """(ops, Layout, numpy view) from a contiguous base of arange values."""
+    """(ops, Layout, numpy view, base): ops applied to ``base`` (arange values, the starting shape)."""
 
     @st.composite
     def build(draw):
         shape = draw(shapes(max_rank=max_rank))
-        base = np.arange(prod(shape), dtype=np.int64)
-        lay, arr = Layout.contiguous(shape), base.reshape(shape)
+        base = np.arange(prod(shape), dtype=np.int64).reshape(shape)
+        lay, arr = Layout.contiguous(shape), base
         ops = []
         for _ in range(draw(st.integers(0, max_ops))):
             name, new_lay, new_arr = _apply(draw, lay, arr)
@@ -98,7 +98,8 @@ def view_chains(max_ops=6, max_rank=5):
                 # reshape_view refused (or numpy refused): both must agree, the chain stops here
                 assert (new_lay is None) == (new_arr is None), (ops, name, lay)
                 break
-            ops.append(name)
+            if name != "noop":
+                ops.append(name)
             lay, arr = new_lay, new_arr
         return ops, lay, arr, base
 

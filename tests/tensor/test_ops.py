@@ -24,7 +24,7 @@ def operand(draw, np_dtype=np.float32, shape=None):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     if shape is None:
         _, lay, offs, base = draw(view_chains())
-        vals = _values(max(len(base), 1), np_dtype, rng)
+        vals = _values(max(base.size, 1), np_dtype, rng)
         t = sd.as_strided(sd.from_numpy(vals), lay.shape, lay.stride, lay.offset)
         return t, vals[offs] if offs.size else np.empty(lay.shape, np_dtype)
     lay, buflen = draw(layouts_of_shape(tuple(shape)))

@@ -106,7 +106,7 @@ def test_self_overlapping_copies_match_numpy(data):
     b0 = data.draw(st.integers(0, n * 2 - k))
     step = data.draw(st.sampled_from([1, -1]))
     want = base.copy()
-    src_slice = slice(b0, b0 + k) if step == 1 else slice(b0 + k - 1, b0 - 1 if b0 else None, -1)
+    src_slice = slice(b0, b0 + k) if step == 1 or k == 0 else slice(b0 + k - 1, b0 - 1 if b0 else None, -1)
     want[a0:a1] = want[src_slice]
     t[a0:a1] = t[src_slice]
     np.testing.assert_array_equal(t.numpy(), want)
