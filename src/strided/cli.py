@@ -15,7 +15,15 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument("--plot", metavar="FILE.png", help="draw the ratio chart (needs matplotlib)")
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
+    show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
+    show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
+    show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")
+    show.add_argument("--buffer-cols", type=int, metavar="K", help="buffer cells per row in the picture (10 draws a 10x10 buffer)")
+    show.add_argument("--svg", metavar="FILE", help="write an SVG picture (no dependency)")
+    show.add_argument("--png", metavar="FILE", help="write a PNG picture (needs matplotlib)")
     args = parser.parse_args(argv)
+    if args.command == "show":
+        return _show(args)
     if args.command == "tour":
         from .tour import main as tour
 
@@ -26,6 +34,30 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(quick=args.quick, json_path=args.json, plot_path=args.plot, only=args.only)
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _show(args) -> int:
+    from . import show
+    from .errors import StridedError
+
+    try:
+        layout = show.parse_layout(args.layout)
+        print(show.ascii_grid(layout))
+        if not hasattr(layout, "flatten"):  # a flat layout: say what the analysis sees
+            from .printing import describe
+
+            print(describe(layout, buffer_len=args.buffer))
+        if args.svg:
+            with open(args.svg, "w") as f:
+                f.write(show.svg(layout, args.buffer, args.buffer_cols))
+            print(f"wrote {args.svg}")
+        if args.png:
+            show.png(layout, args.png, args.buffer, args.buffer_cols)
+            print(f"wrote {args.png}")
+    except StridedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

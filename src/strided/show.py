@@ -25,7 +25,7 @@ from .cute.layout import Layout as CuteLayout
 from .cute.layout import _grid_text
 from .errors import LayoutBoundsError, ShapeError, StridedError
 
-__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg"]
+__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "png"]
 
 # Largest picture we agree to draw: beyond this an SVG is no longer a picture.
 MAX_CELLS = 1 << 16
@@ -212,14 +212,15 @@ def _colour(offset: int) -> str:
     return f"hsl({(offset * 137.508) % 360:.1f},70%,78%)"
 
 
-def svg(layout, buffer_len=None) -> str:
+def svg(layout, buffer_len=None, buffer_cols=None) -> str:
     """An SVG picture: the grid of offsets, then the buffer strip it touches.
 
     Each grid cell ``(m, n)`` shows its buffer offset on a colour keyed by
     that offset.  Below, the buffer ``0 .. buffer_len-1`` is drawn as a strip;
     cells the layout touches take the same colour, untouched cells stay grey,
     and cells touched more than once get a heavy red border and a count.
-    ``buffer_len`` defaults to the largest offset + 1; a layout reaching below
+    ``buffer_len`` defaults to the largest offset + 1 and ``buffer_cols``
+    (cells per strip row) to min(buffer_len, 32); a layout reaching below
     0 or past ``buffer_len`` raises LayoutBoundsError.
     """
     title, rows, cols, value = _grid(layout)
@@ -250,7 +251,7 @@ def svg(layout, buffer_len=None) -> str:
     cell = max(30, 9 * digits + 14)
     margin, head, label_w = 12, 22, max(26, 9 * len(str(rows)) + 10)
     grid_x, grid_y = margin + label_w, margin + 24 + head
-    strip_per_row = max(1, min(buffer_len, 32)) if buffer_len else 1
+    strip_per_row = buffer_cols or (max(1, min(buffer_len, 32)) if buffer_len else 1)
     scell = max(24, 8 * len(str(max(buffer_len - 1, 0))) + 10)
     strip_rows = -(-buffer_len // strip_per_row) if buffer_len else 0
     strip_y = grid_y + rows * cell + 40
@@ -308,3 +309,50 @@ def svg(layout, buffer_len=None) -> str:
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def png(layout, path: str, buffer_len=None, buffer_cols=None) -> None:
+    """The same picture as :func:`svg`, drawn with matplotlib (an optional dependency)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import hsv_to_rgb
+    except ImportError:
+        raise StridedError("show --png needs matplotlib: pip install 'strided[plot]'") from None
+    svg(layout, buffer_len)  # the same bounds checks and errors as the SVG
+    title, rows, cols, value = _grid(layout)
+    offsets = [[value(m, n) for n in range(cols)] for m in range(rows)]
+    flat = [o for row in offsets for o in row]
+    if buffer_len is None:
+        buffer_len = max(flat, default=-1) + 1
+    hits = {}
+    for o in flat:
+        hits[o] = hits.get(o, 0) + 1
+    per_row = buffer_cols or (max(1, min(buffer_len, 32)) if buffer_len else 1)
+    strip_rows = -(-buffer_len // per_row) if buffer_len else 0
+    colour = lambda o: hsv_to_rgb(((o * 137.508) % 360 / 360, 0.45, 0.97))
+    fig_w = max(cols, per_row) * 0.45 + 1
+    fig_h = (rows + strip_rows * 1.3 + 2) * 0.45 + 0.5
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=10, family="monospace")
+    for m in range(rows):
+        for n in range(cols):
+            o = offsets[m][n]
+            ax.add_patch(plt.Rectangle((n, -m), 1, 1, facecolor=colour(o), edgecolor="#333"))
+            ax.text(n + 0.5, -m + 0.5, str(o), ha="center", va="center", fontsize=8, family="monospace")
+    top = -rows - 1.5
+    for i in range(buffer_len):
+        x, y = i % per_row, top - (i // per_row) * 1.3
+        k = hits.get(i, 0)
+        ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=colour(i) if k else "#f4f4f4",
+                                   edgecolor="#c00" if k > 1 else ("#333" if k else "#bbb"), lw=2.5 if k > 1 else 0.8))
+        ax.text(x + 0.5, y + 0.5, str(i), ha="center", va="center", fontsize=7, color="#000" if k else "#999")
+    ax.set_xlim(-0.2, max(cols, per_row) + 0.2)
+    ax.set_ylim(top - max(strip_rows - 1, 0) * 1.3 - 0.3, 1.3)
+    ax.set_aspect("equal")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
