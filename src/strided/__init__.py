@@ -68,6 +68,10 @@ def __getattr__(name):
         from . import autograd
 
         return getattr(autograd, name)
+    if name in ("tiles", "local_tile"):
+        from . import tiling
+
+        return getattr(tiling, name)
     if name == "cute":
         import importlib
 
