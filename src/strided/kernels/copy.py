@@ -1,0 +1,691 @@
+"""The copy family: write every element of a src view into a dst view.
+
+``copy_into`` checks, then runs the path ``plan_copy`` chooses; the table of
+paths is ``plan_copy``'s docstring.  The kernels are small numba functions
+over flat 1-D buffers and integer layout arguments.  Each kernel is a ``_*_body(.., lo, hi)`` over a range of work
+units (elements, rows, blocks or tile strips) with two thin drivers: ``_s``
+runs the whole range on the calling thread, ``_p`` cuts it into chunks under
+``prange``.  Two compiled drivers rather than one ``parallel=True`` function,
+because entering a parallel region costs tens of microseconds to milliseconds
+on this kind of machine even for one chunk.
+
+Same-dtype copies move raw bits: the buffers are viewed as unsigned integers
+of their itemsize, so every dtype of one width shares one compiled kernel
+(bool, u8 as uint8; f16, bf16 as uint16; f32, u32 as uint32; f64, i64 as
+uint64).  Conversions view f16 bits as uint16 and bf16 bits as int16 (strided
+has neither 16-bit integer dtype), so that ``_move`` can tell the two half
+formats apart by type at compile time and pick the conversion with no
+per-element branch.
+"""
+
+from __future__ import annotations
+
+from . import PARALLEL_MIN
+
+import os
+from dataclasses import dataclass
+from math import prod
+
+import ml_dtypes
+import numpy as np
+from numba import njit, parallel_chunksize, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+from ..errors import DTypeError, ShapeError, StridedError
+from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
+from ..layout.layout import Layout
+from ..storage import alloc
+from ..threads import get_num_threads, parallel_guard
+from .half import (
+    bf16_bits_to_f16_bits,
+    bf16_bits_to_f32,
+    f16_bits_to_bf16_bits,
+    f16_bits_to_f32,
+    f16_bits_to_f64,
+    f32_to_bf16_bits,
+    f32_to_f16_bits,
+    f64_to_f16_bits,
+)
+
+__all__ = [
+    "copy_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
+    "COPY_PARALLEL_MIN", "LOAD_AWARE", "idle_threads", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
+]
+
+# A copy is memory-bound: two threads only pay once the copy dwarfs the cost of
+# waking the pool (50-100 us on a quiet 2-core machine, milliseconds on a busy
+# one), so copies wait for 4x the element count the compute kernels use.
+COPY_PARALLEL_MIN = 4 * PARALLEL_MIN
+# Multiple blocks at least this long are copied one memmove each; shorter ones
+# go to the general kernel, whose inline loop beats a call per block.
+BLOCK_MIN = 16
+# Go parallel only onto CPUs the load average leaves idle (see idle_threads).
+LOAD_AWARE = True
+# Chunks per thread, handed out one at a time (parallel_chunksize(1)): a thread
+# that the OS deschedules (a noisy neighbour) holds up one small chunk, not a
+# fixed half of the work.
+_CHUNKS_PER_THREAD = 4
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_KNOWN = {np.dtype(t) for t in (np.float16, _BF16, np.float32, np.float64, np.uint8, np.uint32, np.int64, np.bool_)}
+
+
+# ---------------------------------------------------------------------------
+# buffers
+# ---------------------------------------------------------------------------
+
+
+def check_buffer(op: str, name: str, buf, *, writable: bool = False) -> np.ndarray:
+    """A buffer must be a 1-D contiguous numpy array of a strided storage dtype."""
+    if not isinstance(buf, np.ndarray):
+        raise StridedError(f"{op}: expected {name} to be a 1-D numpy array, got {type(buf).__name__}")
+    if buf.ndim != 1 or (buf.size > 1 and buf.strides[0] != buf.itemsize):
+        raise StridedError(
+            f"{op}: expected {name} to be a 1-D contiguous buffer, got shape {buf.shape} strides {buf.strides}"
+        )
+    if buf.dtype not in _KNOWN:
+        raise DTypeError(f"{op}: {name} has dtype {buf.dtype}, which is not a strided storage dtype")
+    if writable and not buf.flags.writeable:
+        raise StridedError(f"{op}: {name} buffer is read-only")
+    return buf
+
+
+def bits_view(buf: np.ndarray) -> np.ndarray:
+    """The buffer as unsigned integers of its itemsize: what a same-dtype copy moves."""
+    return buf.view(_BITS[buf.itemsize])
+
+
+def typed_view(buf: np.ndarray) -> np.ndarray:
+    """The buffer as numba can type it for a conversion: f16 -> uint16, bf16 -> int16 bits."""
+    if buf.dtype == _F16:
+        return buf.view(np.uint16)
+    if buf.dtype == _BF16:
+        return buf.view(np.int16)
+    return buf
+
+
+# ---------------------------------------------------------------------------
+# one element: the only place that knows about dtypes
+# ---------------------------------------------------------------------------
+
+
+# Every buffer index goes through _u: numba wraps a negative signed index around
+# (a compare and an add per access), which also stops LLVM from vectorizing the
+# loop; an unsigned index has no wraparound.  Positions are int64 while they
+# are computed (strides may be negative) and are never negative once validated.
+_u = np.uint64
+
+
+def _move(dst, i, src, j):  # pragma: no cover - replaced by the overload inside numba
+    raise NotImplementedError
+
+
+_H = types.uint16  # f16 bits
+_B = types.int16  # bf16 bits
+
+
+@overload(_move)
+def _move_impl(dst, i, src, j):
+    sd, dd = src.dtype, dst.dtype
+    if sd == dd:
+        def f(dst, i, src, j):
+            dst[_u(i)] = src[_u(j)]
+    elif sd == _H:
+        if dd == _B:
+            def f(dst, i, src, j):
+                dst[_u(i)] = f16_bits_to_bf16_bits(src[_u(j)])
+        elif dd == types.float64:
+            def f(dst, i, src, j):
+                dst[_u(i)] = f16_bits_to_f64(src[_u(j)])
+        elif dd == types.boolean:
+            def f(dst, i, src, j):
+                dst[_u(i)] = (src[_u(j)] & 0x7FFF) != 0
+        else:  # f32 and the integers cast from the f32 value, as NumPy does
+            def f(dst, i, src, j):
+                dst[_u(i)] = f16_bits_to_f32(src[_u(j)])
+    elif sd == _B:
+        if dd == _H:
+            def f(dst, i, src, j):
+                dst[_u(i)] = bf16_bits_to_f16_bits(src[_u(j)])
+        elif dd == types.boolean:
+            def f(dst, i, src, j):
+                dst[_u(i)] = (src[_u(j)] & 0x7FFF) != 0
+        else:
+            def f(dst, i, src, j):
+                dst[_u(i)] = bf16_bits_to_f32(src[_u(j)])
+    elif dd == _H:
+        if sd == types.float64:
+            def f(dst, i, src, j):
+                dst[_u(i)] = f64_to_f16_bits(src[_u(j)])
+        elif sd == types.boolean:
+            def f(dst, i, src, j):
+                dst[_u(i)] = 0x3C00 if src[_u(j)] else 0
+        else:  # f32 directly; an integer is exact in f32 wherever its f16 is finite
+            def f(dst, i, src, j):
+                dst[_u(i)] = f32_to_f16_bits(np.float32(src[_u(j)]))
+    elif dd == _B:
+        if sd == types.boolean:
+            def f(dst, i, src, j):
+                dst[_u(i)] = 0x3F80 if src[_u(j)] else 0
+        else:  # ml_dtypes rounds f64 and the integers through f32 too
+            def f(dst, i, src, j):
+                dst[_u(i)] = f32_to_bf16_bits(np.float32(src[_u(j)]))
+    elif dd == types.boolean:
+        def f(dst, i, src, j):
+            dst[_u(i)] = src[_u(j)] != 0
+    else:  # numeric to numeric: numba's casts are C's, as NumPy's astype
+        def f(dst, i, src, j):
+            dst[_u(i)] = src[_u(j)]
+    return f
+
+
+@intrinsic
+def _memmove(typingctx, dst, di, src, si, n):
+    """``dst[di:di+n] = src[si:si+n]`` as one libc memmove (same dtype, indices already validated).
+
+    A dense run is what libc copies best: wide vectors and, for long runs,
+    non-temporal stores that skip reading the destination first, which a
+    compiled loop cannot do."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    sig = types.void(dst, di, src, si, n)
+
+    def codegen(context, builder, sig, args):
+        d, i, s, j, count = args
+        i = context.cast(builder, i, sig.args[1], types.intp)
+        j = context.cast(builder, j, sig.args[3], types.intp)
+        count = context.cast(builder, count, sig.args[4], types.intp)
+        da = context.make_array(sig.args[0])(context, builder, d)
+        sa = context.make_array(sig.args[2])(context, builder, s)
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        cgutils.raw_memmove(builder, builder.gep(da.data, [i]), builder.gep(sa.data, [j]), count, itemsize)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+# glibc's memmove switches to non-temporal stores past a size threshold (a
+# fraction of the L3); on these machines that path measured 1.7x slower than
+# cached stores for a 64 MiB copy, so long runs go in pieces below it.
+_RUN_PIECE_BYTES = 1 << 20
+
+
+@njit(cache=True)
+def _copy_run(dst, d, src, s, n):
+    piece = max(1, _RUN_PIECE_BYTES // dst.itemsize)
+    for k in range(0, n, piece):
+        _memmove(dst, d + k, src, s + k, min(piece, n - k))
+
+
+# ---------------------------------------------------------------------------
+# kernels
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _chunk(c, nchunks, units):
+    return c * units // nchunks, (c + 1) * units // nchunks
+
+
+# -- one dense run ------------------------------------------------------------
+@njit(cache=True)
+def _run_body(dst, doff, src, soff, lo, hi):
+    _copy_run(dst, doff + lo, src, soff + lo, hi - lo)
+
+
+@njit(cache=True)
+def _run_s(dst, doff, src, soff, n):
+    _run_body(dst, doff, src, soff, 0, n)
+
+
+@njit(cache=True, parallel=True)
+def _run_p(dst, doff, src, soff, n, nchunks):
+    for c in prange(nchunks):
+        lo, hi = _chunk(c, nchunks, n)
+        _run_body(dst, doff, src, soff, lo, hi)
+
+
+# -- copy2d: rows of `cols` elements, row strides of each side (0 = broadcast) --
+@njit(cache=True)
+def _rows_body(dst, doff, drow, src, soff, srow, cols, lo, hi):
+    for r in range(lo, hi):
+        _copy_run(dst, doff + r * drow, src, soff + r * srow, cols)
+
+
+@njit(cache=True)
+def _rows_s(dst, doff, drow, src, soff, srow, rows, cols):
+    _rows_body(dst, doff, drow, src, soff, srow, cols, 0, rows)
+
+
+@njit(cache=True, parallel=True)
+def _rows_p(dst, doff, drow, src, soff, srow, rows, cols, nchunks):
+    for c in prange(nchunks):
+        lo, hi = _chunk(c, nchunks, rows)
+        _rows_body(dst, doff, drow, src, soff, srow, cols, lo, hi)
+
+
+# -- blocks: dense src runs whose starts come from an odometer; dst dense ------
+@njit(cache=True)
+def _blocks_body(dst, doff, src, soff, oshape, ostride, blen, lo, hi):
+    nd = oshape.shape[0]
+    idx = np.empty(nd, np.int64)
+    rem = lo
+    s = soff
+    for k in range(nd - 1, -1, -1):
+        i = rem % oshape[k]
+        rem //= oshape[k]
+        idx[k] = i
+        s += i * ostride[k]
+    d = doff + lo * blen
+    for b in range(lo, hi):
+        _copy_run(dst, d, src, s, blen)
+        d += blen
+        k = nd - 1
+        while k >= 0:  # the block-start odometer: one carry adds, a wrap subtracts
+            if idx[k] + 1 < oshape[k]:
+                idx[k] += 1
+                s += ostride[k]
+                break
+            s -= idx[k] * ostride[k]
+            idx[k] = 0
+            k -= 1
+
+
+@njit(cache=True)
+def _blocks_s(dst, doff, src, soff, oshape, ostride, blen, nblocks):
+    _blocks_body(dst, doff, src, soff, oshape, ostride, blen, 0, nblocks)
+
+
+@njit(cache=True, parallel=True)
+def _blocks_p(dst, doff, src, soff, oshape, ostride, blen, nblocks, nchunks):
+    for c in prange(nchunks):
+        lo, hi = _chunk(c, nchunks, nblocks)
+        _blocks_body(dst, doff, src, soff, oshape, ostride, blen, lo, hi)
+
+
+# -- general: an odometer over merged dims, the last one walked inline --------
+@njit(cache=True)
+def _nd_body(dst, doff, dstr, src, soff, sstr, shape, lo, hi):
+    """Elements [lo, hi) in row-major order of ``shape`` (a chunk may start mid-row)."""
+    nd = shape.shape[0]
+    last = nd - 1
+    inner = shape[last]
+    di = dstr[last]
+    si = sstr[last]
+    idx = np.empty(nd, np.int64)
+    rem = lo
+    d = doff
+    s = soff
+    for k in range(last, -1, -1):
+        i = rem % shape[k]
+        rem //= shape[k]
+        idx[k] = i
+        d += i * dstr[k]
+        s += i * sstr[k]
+    e = lo
+    while e < hi:
+        start = idx[last]
+        n = min(inner - start, hi - e)
+        if di == 1 and si == 1:  # spelled out so that LLVM vectorises short dense runs too
+            for t in range(n):
+                _move(dst, d + t, src, s + t)
+        else:
+            for t in range(n):
+                _move(dst, d + t * di, src, s + t * si)
+        e += n
+        if e >= hi:
+            break
+        d -= start * di  # back to the start of the row, then carry into the outer dims
+        s -= start * si
+        idx[last] = 0
+        k = last - 1
+        while k >= 0:
+            if idx[k] + 1 < shape[k]:
+                idx[k] += 1
+                d += dstr[k]
+                s += sstr[k]
+                break
+            d -= idx[k] * dstr[k]
+            s -= idx[k] * sstr[k]
+            idx[k] = 0
+            k -= 1
+
+
+@njit(cache=True)
+def _nd_s(dst, doff, dstr, src, soff, sstr, shape, n):
+    _nd_body(dst, doff, dstr, src, soff, sstr, shape, 0, n)
+
+
+@njit(cache=True, parallel=True)
+def _nd_p(dst, doff, dstr, src, soff, sstr, shape, n, nchunks):
+    for c in prange(nchunks):
+        lo, hi = _chunk(c, nchunks, n)
+        _nd_body(dst, doff, dstr, src, soff, sstr, shape, lo, hi)
+
+
+# -- tiled: the two innermost dims of dst and src disagree ---------------------
+# Dims, outermost first: outer dims (an odometer), then P (src's innermost) and
+# Q (dst's innermost).  The P x Q plane is cut into blocks of w x w (w = 16
+# tiles) and each block into b x b tiles copied through a small buffer, as
+# PyTorch's copy_same_type_transpose_ does: b runs along P are read from src
+# into the buffer, then b runs along Q are written to dst from it.  Every run
+# is b elements of a dense line (b * itemsize >= 256 bytes), so each cache line
+# is touched once per tile; writing straight from src to dst instead keeps b dst
+# lines live at once, and with a power-of-two row pitch they all map to one
+# cache set and evict each other.  Within a block the tiles go along P first,
+# so src is read in runs of w elements (a 4 KiB page for f32) rather than b,
+# which measured ~10% faster.  Work unit: one block.  Same dtype only (raw
+# bits): conversions that need tiling go through a scratch buffer
+# (``convert_via_scratch``).
+_BLOCK_TILES = 16
+
+
+@njit(cache=True)
+def _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, lo, hi):
+    nd = oshape.shape[0]
+    w = b * _BLOCK_TILES
+    pblocks = (P + w - 1) // w
+    qblocks = (Q + w - 1) // w
+    for u in range(lo, hi):
+        o = u // (pblocks * qblocks)
+        r = u - o * (pblocks * qblocks)
+        pw0 = (r // qblocks) * w
+        qw0 = (r % qblocks) * w
+        pw1 = min(pw0 + w, P)
+        qw1 = min(qw0 + w, Q)
+        d0 = doff
+        s0 = soff
+        for k in range(nd - 1, -1, -1):
+            i = o % oshape[k]
+            o //= oshape[k]
+            d0 += i * odstr[k]
+            s0 += i * osstr[k]
+        for q0 in range(qw0, qw1, b):
+            nq = min(b, qw1 - q0)
+            for p0 in range(pw0, pw1, b):
+                np_ = min(b, pw1 - p0)
+                for q in range(nq):
+                    sb = s0 + p0 * sp + (q0 + q) * sq
+                    bb = q * b
+                    if sp == 1:
+                        for p in range(np_):
+                            buf[_u(bb + p)] = src[_u(sb + p)]
+                    else:
+                        for p in range(np_):
+                            buf[_u(bb + p)] = src[_u(sb + p * sp)]
+                for p in range(np_):
+                    db = d0 + (p0 + p) * dp + q0 * dq
+                    if dq == 1:
+                        for q in range(nq):
+                            dst[_u(db + q)] = buf[_u(q * b + p)]
+                    else:
+                        for q in range(nq):
+                            dst[_u(db + q * dq)] = buf[_u(q * b + p)]
+
+
+@njit(cache=True)
+def _tile_s(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, units):
+    buf = np.empty(b * b, src.dtype)
+    _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, 0, units)
+
+
+@njit(cache=True, parallel=True)
+def _tile_p(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, units, nchunks):
+    for c in prange(nchunks):
+        lo, hi = _chunk(c, nchunks, units)
+        buf = np.empty(b * b, src.dtype)
+        _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, lo, hi)
+
+
+def tile_edge(itemsize: int) -> int:
+    """Tile edge: runs of 256 bytes (64 f32), at least 32 and at most 128 elements."""
+    return min(128, max(32, 256 // itemsize))
+
+
+# ---------------------------------------------------------------------------
+# the dispatcher
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """The path ``copy_into`` takes and the integers its kernel receives."""
+
+    path: str  # "run" | "rows" | "blocks" | "tiled" | "general" | "convert_via_scratch"
+    args: tuple
+
+
+def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -> CopyPlan:
+    """Choose the copy kernel.  The whole dispatch table of the copy family:
+
+    =========  ===========================================================  ==========================
+    path       when                                                         kernel
+    =========  ===========================================================  ==========================
+    run        same dtype, dst contiguous, src ``SingleBlock`` (or          one memmove, cut into
+               ``UniformBlocks`` whose rows abut)                           parallel chunks
+    rows       same dtype, dst contiguous, src ``UniformBlocks``            copy2d: a memmove per row
+                                                                            of block_len; src_stride
+                                                                            0 = broadcast fill
+    blocks     same dtype, dst contiguous, src ``MultipleBlocks`` with      a memmove per block, the
+               ``block_len >= BLOCK_MIN``                                   starts from an odometer
+    tiled      otherwise, on ``NdIter(dst, src)``'s merged dims, when src   tiled transpose of those
+               walks some dim faster than dst's innermost (``a.t()``, a     two dims, odometer over
+               permute that swaps the innermost dims, a transposed dst)     the others
+    general    everything else (short blocks, any dst layout whose          odometer over the merged
+               innermost dim src agrees with, broadcasts, conversions)      outer dims, inner run
+    =========  ===========================================================  ==========================
+
+    Conversions (``same_dtype=False``) take only general, which converts as it
+    stores (on dense operands NdIter merges everything into one run anyway);
+    where a same-dtype copy would tile, a conversion is ``convert_via_scratch``:
+    tiled into a scratch buffer of src's dtype in dst's memory order, then
+    converted by general.  Large work runs in parallel chunks (``_nchunks``).
+    """
+    n = dst_layout.numel
+    if same_dtype and dst_layout.is_contiguous():
+        doff = dst_layout.offset
+        blocks = src_layout.strided_blocks()
+        if isinstance(blocks, SingleBlock):
+            return CopyPlan("run", (doff, blocks.start_offset, n))
+        if isinstance(blocks, UniformBlocks):
+            if blocks.src_stride == blocks.block_len:
+                return CopyPlan("run", (doff, blocks.start_offset, n))
+            return CopyPlan("rows", (doff, blocks.block_len, blocks.start_offset, blocks.src_stride,
+                                     blocks.count, blocks.block_len))
+        if isinstance(blocks, MultipleBlocks) and blocks.block_len >= BLOCK_MIN:
+            idx = blocks.block_start_index
+            return CopyPlan("blocks", (doff, idx.start_offset, idx.dims, idx.stride, blocks.block_len))
+    it, p = tile_plan(dst_layout, src_layout)
+    dstr, sstr = it.strides
+    doff, soff = it.offsets
+    if p is None:
+        return CopyPlan("general", (doff, dstr, soff, sstr, it.shape))
+    if not same_dtype:
+        return CopyPlan("convert_via_scratch", ())
+    q = it.ndim - 1
+    outer = [k for k in range(q) if k != p]
+    return CopyPlan("tiled", (
+        doff, tuple(dstr[k] for k in outer), dstr[p], dstr[q],
+        soff, tuple(sstr[k] for k in outer), sstr[p], sstr[q],
+        tuple(it.shape[k] for k in outer), it.shape[p], it.shape[q],
+    ))
+
+
+def tile_plan(dst_layout: Layout, src_layout: Layout):
+    """NdIter's merged dims (in dst's memory order) and the src dim to tile against dst's innermost.
+
+    Returns ``(it, p)``: ``p`` is the merged dim with src's smallest nonzero
+    |stride| when that beats src's |stride| on dst's innermost dim, else None
+    (the two agree, or src repeats along dst's innermost dim)."""
+    it = NdIter(dst_layout, src_layout)
+    sstr = it.strides[1]
+    last = it.ndim - 1
+    q_src = abs(sstr[last])
+    best = None
+    for k in range(last):
+        a = abs(sstr[k])
+        if a and (best is None or a < abs(sstr[best])):
+            best = k
+    if best is not None and q_src and abs(sstr[best]) < q_src:
+        return it, best
+    return it, None
+
+
+def idle_threads() -> int:
+    """strided's thread count, capped by the CPUs the 1-minute load average leaves idle.
+
+    A parallel region ends when its slowest thread does: a worker that has to
+    wait for a CPU held by another process (the load average counts every
+    runnable thread on the machine, this one included) stalls the whole copy.
+    On this project's shared 2-CPU machines, under a load of 2 to 3, two
+    threads made every copy path slower than one (the 4096^2 f32 transpose 31
+    ms against 26, the narrow copy 7.9 against 5.5; copy_bench shows both).
+    Set ``LOAD_AWARE = False`` to always use every thread."""
+    threads = get_num_threads()
+    if not LOAD_AWARE or threads < 2:
+        return threads
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - no load average on this platform
+        return threads
+    idle = int((os.cpu_count() or threads) - load) + 1  # + 1: this thread is counted in the load
+    return max(1, min(threads, idle))
+
+
+def _nchunks(units: int, numel: int) -> int:
+    """How many parallel chunks to cut ``units`` into; below 2, run on this thread."""
+    if numel < COPY_PARALLEL_MIN:
+        return 1
+    threads = idle_threads()
+    if threads < 2:
+        return 1
+    return min(units, threads * _CHUNKS_PER_THREAD)
+
+
+def _i64(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+def _check_layout(op: str, name: str, layout) -> Layout:
+    if not isinstance(layout, Layout):
+        raise StridedError(f"{op}: expected {name} to be a Layout, got {type(layout).__name__}")
+    return layout
+
+
+def check_dst_layout(op: str, layout: Layout) -> None:
+    """A destination may not alias its own elements through a stride-0 dim."""
+    for d, (n, s) in enumerate(zip(layout.shape, layout.stride)):
+        if n > 1 and s == 0:
+            raise ShapeError(
+                f"{op}: the dst layout {layout} has a broadcast dim {d} (size {n}, stride 0); "
+                f"writing through it would store {n} elements at one address"
+            )
+
+
+def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout) -> None:
+    """Write every element of the src view into the dst view, in row-major correspondence.
+
+    Shapes must be equal; src may broadcast (stride 0), dst may not.  Both
+    layouts are validated against their buffers before any access.  Equal
+    dtypes move raw bits; different dtypes convert like NumPy's ``astype``
+    (``casting='unsafe'``), half precision bit-exactly; a float outside the
+    range of an integer dst converts to whatever C's cast gives, as in NumPy.
+    The caller handles src/dst memory overlap (copy src first).  The path
+    taken is ``plan_copy``'s.
+    """
+    op = "copy_into"
+    check_buffer(op, "dst", dst, writable=True)
+    check_buffer(op, "src", src)
+    _check_layout(op, "dst_layout", dst_layout).validate(len(dst))
+    _check_layout(op, "src_layout", src_layout).validate(len(src))
+    if dst_layout.shape != src_layout.shape:
+        raise ShapeError(
+            f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal"
+        )
+    check_dst_layout(op, dst_layout)
+    n = dst_layout.numel
+    if n == 0:
+        return
+    same = dst.dtype == src.dtype
+    plan = plan_copy(dst_layout, src_layout, same)
+    if plan.path == "convert_via_scratch":
+        # Tile src's bits into a scratch buffer of its own dtype laid out in dst's
+        # memory order (the same-dtype tiled kernel), then convert in that order.
+        # A tiled kernel per dtype pair would double what conversions compile.
+        scratch = alloc(n, src.dtype)
+        lay = dense_in_order_of(dst_layout)
+        copy_into(scratch.data, lay, src, src_layout)
+        copy_into(dst, dst_layout, scratch.data, lay)
+        return
+    d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
+    _EXEC[plan.path](d, s, n, *plan.args)
+
+
+def dense_in_order_of(layout: Layout) -> Layout:
+    """A dense layout of ``layout``'s shape whose dims nest in ``layout``'s memory order."""
+    perm = NdIter(layout).perm  # outermost first
+    stride = [0] * layout.ndim
+    acc = 1
+    for d in reversed(perm):
+        stride[d] = acc
+        acc *= layout.shape[d]
+    return Layout(layout.shape, stride, 0)
+
+
+def _exec_run(d, s, n, doff, soff, count):
+    chunks = _nchunks(count, count)
+    if chunks < 2:
+        _run_s(d, doff, s, soff, count)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _run_p(d, doff, s, soff, count, chunks)
+
+
+def _exec_rows(d, s, n, doff, drow, soff, srow, rows, cols):
+    chunks = _nchunks(rows, n)
+    if chunks < 2:
+        _rows_s(d, doff, drow, s, soff, srow, rows, cols)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks)
+
+
+def _exec_blocks(d, s, n, doff, soff, dims, strides, blen):
+    nblocks = prod(dims)
+    oshape, ostride = _i64(dims), _i64(strides)
+    chunks = _nchunks(nblocks, n)
+    if chunks < 2:
+        _blocks_s(d, doff, s, soff, oshape, ostride, blen, nblocks)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _blocks_p(d, doff, s, soff, oshape, ostride, blen, nblocks, chunks)
+
+
+def _exec_general(d, s, n, doff, dstr, soff, sstr, shape):
+    dstr, sstr, shape = _i64(dstr), _i64(sstr), _i64(shape)
+    chunks = _nchunks(n, n)
+    if chunks < 2:
+        _nd_s(d, doff, dstr, s, soff, sstr, shape, n)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _nd_p(d, doff, dstr, s, soff, sstr, shape, n, chunks)
+
+
+def _exec_tiled(d, s, n, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q):
+    b = tile_edge(s.itemsize)
+    w = b * _BLOCK_TILES
+    units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
+    args = (d, doff, _i64(odstr), dp, dq, s, soff, _i64(osstr), sp, sq, _i64(oshape), P, Q, b, units)
+    chunks = _nchunks(units, n)
+    if chunks < 2:
+        _tile_s(*args)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _tile_p(*args, chunks)
+
+
+_EXEC = {"run": _exec_run, "rows": _exec_rows, "blocks": _exec_blocks, "general": _exec_general,
+         "tiled": _exec_tiled}

@@ -1,0 +1,227 @@
+"""The index family: ``index_select`` and ``gather_offsets``.
+
+``index_select`` copies, for each position k of a 1-D index, the slice
+``src.select(dim, index[k])`` into ``dst.select(dim, k)``.  The dims before
+``dim`` (outer) and after it (inner) are merged separately by NdIter, so an
+embedding lookup (rows of a dense table into a dense result) is one loop per
+selected row over a single dense run.  Bits are moved by itemsize, as in the
+copy family.
+"""
+
+from __future__ import annotations
+
+from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
+
+import numpy as np
+from numba import njit, parallel_chunksize, prange
+
+from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..layout.iterate import NdIter
+from ..layout.layout import Layout, norm_dim
+from ..threads import parallel_guard
+from .copy import _copy_run, _nchunks, _u, bits_view, check_buffer, check_dst_layout
+
+__all__ = ["index_select", "gather_offsets", "check_index"]
+
+
+# ---------------------------------------------------------------------------
+# gather_offsets
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _offsets(shape, stride, offset, out):
+    nd = shape.shape[0]
+    idx = np.zeros(nd, np.int64)
+    pos = offset
+    for e in range(out.shape[0]):
+        out[e] = pos
+        k = nd - 1
+        while k >= 0:
+            if idx[k] + 1 < shape[k]:
+                idx[k] += 1
+                pos += stride[k]
+                break
+            pos -= idx[k] * stride[k]
+            idx[k] = 0
+            k -= 1
+
+
+def gather_offsets(layout: Layout) -> np.ndarray:
+    """The buffer offset of every element, in row-major order, as int64 (no memory is touched)."""
+    if not isinstance(layout, Layout):
+        raise StridedError(f"gather_offsets: expected a Layout, got {type(layout).__name__}")
+    out = np.empty(layout.numel, np.int64)
+    if layout.numel:
+        _offsets(np.asarray(layout.shape, np.int64), np.asarray(layout.stride, np.int64), layout.offset, out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# index_select
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _copy_block(dst, db, src, sb, shape, dstr, sstr, idx):
+    """One whole block of merged dims; ``idx`` is scratch for the odometer."""
+    nd = shape.shape[0]
+    last = nd - 1
+    inner = shape[last]
+    di = dstr[last]
+    si = sstr[last]
+    if nd == 1:
+        if di == 1 and si == 1:  # a dense slice (a row of an embedding table): memmove
+            _copy_run(dst, db, src, sb, inner)
+            return
+        for t in range(inner):
+            dst[_u(db + t * di)] = src[_u(sb + t * si)]
+        return
+    for k in range(nd):
+        idx[k] = 0
+    d = db
+    s = sb
+    while True:
+        for t in range(inner):
+            dst[_u(d + t * di)] = src[_u(s + t * si)]
+        k = last - 1
+        while k >= 0:
+            if idx[k] + 1 < shape[k]:
+                idx[k] += 1
+                d += dstr[k]
+                s += sstr[k]
+                break
+            d -= idx[k] * dstr[k]
+            s -= idx[k] * sstr[k]
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return
+
+
+@njit(cache=True)
+def _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, lo, hi):
+    """Units [lo, hi) of (outer position, k), k fastest."""
+    K = index.shape[0]
+    nd = oshape.shape[0]
+    oidx = np.empty(nd, np.int64)
+    scratch = np.empty(ishape.shape[0], np.int64)
+    o = lo // K
+    k = lo - o * K
+    d = doff
+    s = soff
+    for j in range(nd - 1, -1, -1):
+        i = o % oshape[j]
+        o //= oshape[j]
+        oidx[j] = i
+        d += i * odstr[j]
+        s += i * osstr[j]
+    for u in range(lo, hi):
+        _copy_block(dst, d + k * kd, src, s + index[k] * ks, ishape, idstr, isstr, scratch)
+        k += 1
+        if k == K:
+            k = 0
+            j = nd - 1
+            while j >= 0:
+                if oidx[j] + 1 < oshape[j]:
+                    oidx[j] += 1
+                    d += odstr[j]
+                    s += osstr[j]
+                    break
+                d -= oidx[j] * odstr[j]
+                s -= oidx[j] * osstr[j]
+                oidx[j] = 0
+                j -= 1
+
+
+@njit(cache=True)
+def _isel_s(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, units):
+    _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, 0, units)
+
+
+@njit(cache=True, parallel=True)
+def _isel_p(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, units, nchunks):
+    for c in prange(nchunks):
+        lo = c * units // nchunks
+        hi = (c + 1) * units // nchunks
+        _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, lo, hi)
+
+
+def check_index(op: str, index, dim: int, size: int) -> np.ndarray:
+    """A 1-D integer index with every value in [-size, size), as int64 with negatives wrapped."""
+    if not isinstance(index, np.ndarray):
+        raise StridedError(f"{op}: expected the index to be a 1-D numpy int64 array, got {type(index).__name__}")
+    if index.ndim != 1:
+        raise ShapeError(f"{op}: expected a 1-D index, got shape {index.shape}")
+    if index.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: expected an integer index, got dtype {index.dtype}")
+    if index.dtype.kind == "u" and index.size and int(index.max()) >= 1 << 63:
+        bad = int(index.max())
+        raise StridedIndexError(f"{op}: index {bad} is out of bounds for dim {dim} with size {size}")
+    idx = index.astype(np.int64, copy=False)
+    if idx.size:
+        bad_mask = (idx < -size) | (idx >= size)
+        if bad_mask.any():
+            bad = int(idx[np.argmax(bad_mask)])
+            raise StridedIndexError(
+                f"{op}: index {bad} is out of bounds for dim {dim} with size {size} "
+                f"(expected values in [{-size}, {size}))"
+            )
+        if (idx < 0).any():
+            idx = np.where(idx < 0, idx + size, idx)
+    return np.ascontiguousarray(idx)
+
+
+def _merged(shape, dst_stride, src_stride):
+    """Merged (shape, dst strides, src strides) of a sub-block; rank 0 is one element."""
+    it = NdIter(Layout(shape, dst_stride), Layout(shape, src_stride))
+    return (np.asarray(it.shape, np.int64), np.asarray(it.strides[0], np.int64),
+            np.asarray(it.strides[1], np.int64))
+
+
+def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout, dim: int,
+                 index: np.ndarray) -> None:
+    """``dst[.., k, ..] = src[.., index[k], ..]`` along ``dim``; negative index values wrap.
+
+    ``dst_layout.shape`` must be src's shape with ``dim`` replaced by
+    ``len(index)``; dtypes must be equal.  Every index value and both layouts
+    are checked before any memory is touched.
+    """
+    op = "index_select"
+    check_buffer(op, "dst", dst, writable=True)
+    check_buffer(op, "src", src)
+    for name, lay in (("dst_layout", dst_layout), ("src_layout", src_layout)):
+        if not isinstance(lay, Layout):
+            raise StridedError(f"{op}: expected {name} to be a Layout, got {type(lay).__name__}")
+    if dst.dtype != src.dtype:
+        raise DTypeError(f"{op}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
+    if src_layout.ndim == 0:
+        raise ShapeError(f"{op}: expected a tensor of rank >= 1, got a scalar (shape ())")
+    d = norm_dim(op, dim, src_layout.ndim)
+    size = src_layout.shape[d]
+    idx = check_index(op, index, d, size)
+    want = src_layout.shape[:d] + (len(idx),) + src_layout.shape[d + 1:]
+    if dst_layout.shape != want:
+        raise ShapeError(
+            f"{op}: expected dst shape {want} (src shape {src_layout.shape} with dim {d} of size {len(idx)}), "
+            f"got {dst_layout.shape}"
+        )
+    dst_layout.validate(len(dst))
+    src_layout.validate(len(src))
+    check_dst_layout(op, dst_layout)
+    n = dst_layout.numel
+    if n == 0:
+        return
+    db, sb = bits_view(dst), bits_view(src)
+    ds, ss = dst_layout.stride, src_layout.stride
+    oshape, odstr, osstr = _merged(src_layout.shape[:d], ds[:d], ss[:d])
+    ishape, idstr, isstr = _merged(src_layout.shape[d + 1:], ds[d + 1:], ss[d + 1:])
+    units = n // max(1, int(np.prod(ishape)))
+    args = (db, dst_layout.offset, sb, src_layout.offset, oshape, odstr, osstr, idx, ds[d], ss[d],
+            ishape, idstr, isstr, units)
+    chunks = _nchunks(units, n)
+    if chunks < 2:
+        _isel_s(*args)
+        return
+    with parallel_guard(), parallel_chunksize(1):
+        _isel_p(*args, chunks)
