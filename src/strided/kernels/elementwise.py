@@ -22,9 +22,12 @@ so work splits evenly between threads whatever the shape.  Above
 ``PARALLEL_MIN`` elements the chunks run under ``prange`` (one chunk per thread),
 below it on the calling thread.
 
-Kernels are generated per op from small factories that close over an ``@njit``
+Kernels are generated per op from small factories that close over the op's
 scalar function, so the op is inlined into the loop; each is compiled lazily,
-on the first call with a given dtype, and cached on disk.
+on the first call with a given dtype, and cached on disk.  The closed-over
+helpers are plain functions registered with ``register_jitable``, not
+dispatchers: numba's cache key pickles closure cells, and a dispatcher pickles
+with a per-process id, which would make every run a cache miss.
 
 Dtypes.  Operands arrive already promoted: ``a`` and ``b`` share a dtype, the
 output has that dtype, except comparisons (eq ne lt le gt ge) whose output is
@@ -78,7 +81,7 @@ _ALL = _NUMERIC | _BOOL
 
 # TILED needs both tiled dims at least this long to pay for itself.
 TILE_MIN = 8
-TILE = 64
+TILE = 128
 
 DENSE, BCAST, GENERAL, TILED = 0, 1, 2, 3
 PATH_NAMES = {DENSE: "dense", BCAST: "bcast", GENERAL: "general", TILED: "tiled"}
@@ -88,6 +91,9 @@ _JIT = dict(cache=True, error_model="numpy")
 # the kernels close over them, and numba's cache key pickles closure cells,
 # which for a dispatcher includes a per-process id (a cache miss every run).
 _jitable = register_jitable(error_model="numpy")
+# The f32 polynomials may fuse a*b+c into one FMA (one rounding instead of two:
+# never less accurate), which shortens their dependency chains.
+_poly_jitable = register_jitable(error_model="numpy", fastmath={"contract"})
 
 
 @dataclass(frozen=True)
@@ -141,21 +147,22 @@ _LN2_LO = _F32(-2.12194440e-4)
 _EP0, _EP1, _EP2 = _F32(1.9875691500e-4), _F32(1.3981999507e-3), _F32(8.3334519073e-3)
 _EP3, _EP4, _EP5 = _F32(4.1665795894e-2), _F32(1.6666665459e-1), _F32(5.0000001201e-1)
 _EXP_HI = _F32(88.8)  # above ln(FLT_MAX): 2^128 overflows to inf by itself
-_EXP_LO = _F32(-104.0)
-_EXP_ZERO = _F32(-103.97208)  # below this exp(x) < 2^-150 rounds to 0
+_EXP_LO = _F32(-110.0)  # below -103.97 exp(x) < 2^-150 rounds to 0; 2^-79 * 2^-79 stays representable
 _TWO23 = _F32(8388608.0)
 _TP0, _TP1, _TP2 = _F32(-5.70498872745e-3), _F32(2.06390887954e-2), _F32(-5.37397155531e-2)
 _TP3, _TP4 = _F32(1.33314422036e-1), _F32(-3.33332819422e-1)
 
 
-@_jitable
+@_poly_jitable
 def _expf(x):
     """Cephes expf, branch free: exp(r) * 2^n with n = round(x / ln 2).
 
     2^n is built from the exponent bits in two halves so that results down in
-    the subnormal range are rounded once, by the last multiplication."""
-    xc = x if x < _EXP_HI else _EXP_HI  # NaN goes here too and is restored at the end
-    xc = xc if xc > _EXP_LO else _EXP_LO
+    the subnormal range are rounded once, by the last multiplication, and
+    below -103.97 the product rounds to 0 by itself.  The clamps are written
+    so that a NaN passes through them (and poisons p)."""
+    xc = _EXP_HI if _EXP_HI < x else x
+    xc = _EXP_LO if _EXP_LO > xc else xc
     z = np.floor(xc * _LOG2E + _F32(0.5))
     r = xc - z * _LN2_HI - z * _LN2_LO
     p = (((((_EP0 * r + _EP1) * r + _EP2) * r + _EP3) * r + _EP4) * r + _EP5) * (r * r) + r + _F32(1.0)
@@ -163,12 +170,10 @@ def _expf(x):
     n2 = z - n1
     s1 = _i32_bits_as_f32(np.int32((n1 + _F32(127.0)) * _TWO23))
     s2 = _i32_bits_as_f32(np.int32((n2 + _F32(127.0)) * _TWO23))
-    res = p * s1 * s2
-    res = res if x >= _EXP_ZERO else _F32(0.0)
-    return res if x == x else x
+    return p * s1 * s2
 
 
-@_jitable
+@_poly_jitable
 def _tanhf(x):
     """Cephes tanhf: an odd polynomial below 0.625, 1 - 2/(e^2|x| + 1) above."""
     ax = abs(x)
@@ -496,6 +501,72 @@ def _next_row(shape, st, idx, base, nops):
         idx[d] = 0
 
 
+# Tiles: an operand whose inner stride is 1 is read (or written) in place, row
+# by row; any other one goes through a scratch tile, loaded (stored) along its
+# smaller stride so that memory is walked in short forward runs.  Scratch rows
+# are padded so that the 64 rows of a tile do not share cache sets.
+_TPAD = 16
+
+
+@_jitable
+def _tile_load(buf, tw, x, p, s0, s1, ni, nj):
+    """buf[i * tw + j] = x[p + i * s0 + j * s1]."""
+    if abs(s0) < abs(s1):
+        for j in range(nj):
+            q = p + j * s1
+            if s0 == 1:
+                xv = x[q : q + ni]
+                for i in range(ni):
+                    buf[i * tw + j] = xv[i]
+            else:
+                for i in range(ni):
+                    buf[i * tw + j] = x[q + i * s0]
+    else:
+        for i in range(ni):
+            q = p + i * s0
+            for j in range(nj):
+                buf[i * tw + j] = x[q + j * s1]
+
+
+@_jitable
+def _tile_store(out, p, s0, s1, buf, tw, ni, nj):
+    """out[p + i * s0 + j * s1] = buf[i * tw + j]."""
+    if abs(s0) < abs(s1):
+        for j in range(nj):
+            q = p + j * s1
+            if s0 == 1:
+                ov = out[q : q + ni]
+                for i in range(ni):
+                    ov[i] = buf[i * tw + j]
+            else:
+                for i in range(ni):
+                    out[q + i * s0] = buf[i * tw + j]
+    else:
+        for i in range(ni):
+            q = p + i * s0
+            for j in range(nj):
+                out[q + j * s1] = buf[i * tw + j]
+
+
+@_jitable
+def _tile_coords(w, shape, st, offs, idx, base, nops, tile):
+    """Tile ``w``: its first row and column and its extent; fills the operands' base offsets."""
+    nd = shape.shape[0]
+    n0 = shape[nd - 2]
+    n1 = shape[nd - 1]
+    t1 = (n1 + tile - 1) // tile
+    per = ((n0 + tile - 1) // tile) * t1
+    outer = w // per
+    t = w - outer * per
+    ti = t // t1
+    i0 = ti * tile
+    j0 = (t - ti * t1) * tile
+    _unravel_row(outer, shape[: nd - 1], st, offs, idx, base, nops)
+    for k in range(nops):
+        base[k] += i0 * st[k, nd - 2] + j0 * st[k, nd - 1]
+    return min(tile, n0 - i0), min(tile, n1 - j0)
+
+
 def _make_unary(fn):
     def runs(out, x, shape, st, offs, lo, hi, path):
         nd = shape.shape[0]
@@ -532,30 +603,27 @@ def _make_unary(fn):
 
     def tiles(out, x, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        n0 = shape[nd - 2]
-        n1 = shape[nd - 1]
-        t0 = (n0 + tile - 1) // tile
-        t1 = (n1 + tile - 1) // tile
-        per = t0 * t1
+        tw = tile + _TPAD
         so0, so1 = st[0, nd - 2], st[0, nd - 1]
         sx0, sx1 = st[1, nd - 2], st[1, nd - 1]
+        dx = sx1 == 1
+        do = so1 == 1
+        bx = np.empty(0 if dx else tile * tw, x.dtype)
+        bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
         base = np.zeros(2, np.int64)
         for w in range(w0, w1):
-            outer = w // per
-            t = w - outer * per
-            ti = t // t1
-            tj = t - ti * t1
-            _unravel_row(outer, shape[: nd - 1], st, offs, idx, base, 2)
-            i0 = ti * tile
-            j0 = tj * tile
-            i1 = min(i0 + tile, n0)
-            j1 = min(j0 + tile, n1)
-            for i in range(i0, i1):
-                po = base[0] + i * so0
-                px = base[1] + i * sx0
-                for jj in range(j0, j1):
-                    out[po + jj * so1] = fn(x[px + jj * sx1])
+            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 2, tile)
+            po, px = base[0], base[1]
+            if not dx:
+                _tile_load(bx, tw, x, px, sx0, sx1, ni, nj)
+            for i in range(ni):
+                xv = x[px + i * sx0 : px + i * sx0 + nj] if dx else bx[i * tw : i * tw + nj]
+                ov = out[po + i * so0 : po + i * so0 + nj] if do else bo[i * tw : i * tw + nj]
+                for j in range(nj):
+                    ov[j] = fn(xv[j])
+            if not do:
+                _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
     return _jitable(runs), _jitable(tiles)
 
@@ -610,32 +678,33 @@ def _make_binary(fn):
 
     def tiles(out, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        n0 = shape[nd - 2]
-        n1 = shape[nd - 1]
-        t0 = (n0 + tile - 1) // tile
-        t1 = (n1 + tile - 1) // tile
-        per = t0 * t1
+        tw = tile + _TPAD
         so0, so1 = st[0, nd - 2], st[0, nd - 1]
         sx0, sx1 = st[1, nd - 2], st[1, nd - 1]
         sy0, sy1 = st[2, nd - 2], st[2, nd - 1]
+        dx = sx1 == 1
+        dy = sy1 == 1
+        do = so1 == 1
+        bx = np.empty(0 if dx else tile * tw, x.dtype)
+        by = np.empty(0 if dy else tile * tw, y.dtype)
+        bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
         base = np.zeros(3, np.int64)
         for w in range(w0, w1):
-            outer = w // per
-            t = w - outer * per
-            ti = t // t1
-            tj = t - ti * t1
-            _unravel_row(outer, shape[: nd - 1], st, offs, idx, base, 3)
-            i0 = ti * tile
-            j0 = tj * tile
-            i1 = min(i0 + tile, n0)
-            j1 = min(j0 + tile, n1)
-            for i in range(i0, i1):
-                po = base[0] + i * so0
-                px = base[1] + i * sx0
-                py = base[2] + i * sy0
-                for jj in range(j0, j1):
-                    out[po + jj * so1] = fn(x[px + jj * sx1], y[py + jj * sy1])
+            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 3, tile)
+            po, px, py = base[0], base[1], base[2]
+            if not dx:
+                _tile_load(bx, tw, x, px, sx0, sx1, ni, nj)
+            if not dy:
+                _tile_load(by, tw, y, py, sy0, sy1, ni, nj)
+            for i in range(ni):
+                xv = x[px + i * sx0 : px + i * sx0 + nj] if dx else bx[i * tw : i * tw + nj]
+                yv = y[py + i * sy0 : py + i * sy0 + nj] if dy else by[i * tw : i * tw + nj]
+                ov = out[po + i * so0 : po + i * so0 + nj] if do else bo[i * tw : i * tw + nj]
+                for j in range(nj):
+                    ov[j] = fn(xv[j], yv[j])
+            if not do:
+                _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
     return _jitable(runs), _jitable(tiles)
 
@@ -684,32 +753,39 @@ def _make_where():
 
     def tiles(out, c, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        n0 = shape[nd - 2]
-        n1 = shape[nd - 1]
-        t0 = (n0 + tile - 1) // tile
-        t1 = (n1 + tile - 1) // tile
-        per = t0 * t1
+        tw = tile + _TPAD
+        so0, so1 = st[0, nd - 2], st[0, nd - 1]
+        sc0, sc1 = st[1, nd - 2], st[1, nd - 1]
+        sx0, sx1 = st[2, nd - 2], st[2, nd - 1]
+        sy0, sy1 = st[3, nd - 2], st[3, nd - 1]
+        dc = sc1 == 1
+        dx = sx1 == 1
+        dy = sy1 == 1
+        do = so1 == 1
+        bc = np.empty(0 if dc else tile * tw, c.dtype)
+        bx = np.empty(0 if dx else tile * tw, x.dtype)
+        by = np.empty(0 if dy else tile * tw, y.dtype)
+        bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
         base = np.zeros(4, np.int64)
         for w in range(w0, w1):
-            outer = w // per
-            t = w - outer * per
-            ti = t // t1
-            tj = t - ti * t1
-            _unravel_row(outer, shape[: nd - 1], st, offs, idx, base, 4)
-            i0 = ti * tile
-            j0 = tj * tile
-            i1 = min(i0 + tile, n0)
-            j1 = min(j0 + tile, n1)
-            for i in range(i0, i1):
-                po = base[0] + i * st[0, nd - 2]
-                pc = base[1] + i * st[1, nd - 2]
-                px = base[2] + i * st[2, nd - 2]
-                py = base[3] + i * st[3, nd - 2]
-                for jj in range(j0, j1):
-                    out[po + jj * st[0, nd - 1]] = fn(
-                        c[pc + jj * st[1, nd - 1]], x[px + jj * st[2, nd - 1]], y[py + jj * st[3, nd - 1]]
-                    )
+            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 4, tile)
+            po, pc, px, py = base[0], base[1], base[2], base[3]
+            if not dc:
+                _tile_load(bc, tw, c, pc, sc0, sc1, ni, nj)
+            if not dx:
+                _tile_load(bx, tw, x, px, sx0, sx1, ni, nj)
+            if not dy:
+                _tile_load(by, tw, y, py, sy0, sy1, ni, nj)
+            for i in range(ni):
+                cv = c[pc + i * sc0 : pc + i * sc0 + nj] if dc else bc[i * tw : i * tw + nj]
+                xv = x[px + i * sx0 : px + i * sx0 + nj] if dx else bx[i * tw : i * tw + nj]
+                yv = y[py + i * sy0 : py + i * sy0 + nj] if dy else by[i * tw : i * tw + nj]
+                ov = out[po + i * so0 : po + i * so0 + nj] if do else bo[i * tw : i * tw + nj]
+                for j in range(nj):
+                    ov[j] = fn(cv[j], xv[j], yv[j])
+            if not do:
+                _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
     return _jitable(runs), _jitable(tiles)
 
@@ -792,7 +868,7 @@ def _check_buffer(op: str, what: str, buf) -> None:
             f"{op}: expected {what} to be a 1-D contiguous numpy array, got "
             + (f"an array of shape {buf.shape} and strides {buf.strides}" if isinstance(buf, np.ndarray) else type(buf).__name__)
         )
-    if buf.dtype.name not in _ALL:
+    if buf.dtype.name not in _ALL or not buf.dtype.isnative:
         raise DTypeError(
             f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
             f"(expected one of {', '.join(sorted(_ALL))}; convert f16/bf16 to f32 first)"

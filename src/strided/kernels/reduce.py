@@ -23,9 +23,9 @@ Above ``PARALLEL_MIN`` source elements the work runs under ``prange``.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
 sums accumulate in f32, integer and bool sums arrive with an int64 output).
-Sums are pairwise: runs are summed in blocks of 128 elements with 8
-independent accumulators, blocks and runs are combined by a pairwise cascade
-(INNER); rows are added into a block accumulator that is folded into the
+Sums are pairwise: runs are summed in blocks of 512 elements (vectorised,
+several independent accumulators), blocks and runs are combined by a pairwise
+cascade (INNER); rows are added into a block accumulator that is folded into the
 total every 64 rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
 pick the first occurrence of the extremum, and a NaN wins (the first one).
 Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
@@ -57,9 +57,10 @@ _JIT = dict(cache=True, error_model="numpy")
 # Plain functions registered for jitted callers (see elementwise.py: a closure
 # over a dispatcher defeats numba's on-disk cache).
 _jitable = register_jitable(error_model="numpy")
+_leaf_jitable = register_jitable(error_model="numpy", fastmath={"reassoc"})
 
 INNER, OUTER = "inner", "outer"
-BLOCK = 128  # elements per pairwise leaf (8 accumulators of 16)
+BLOCK = 512  # elements per pairwise leaf
 FOLD = 64  # OUTER: rows per block accumulator
 MAX_WIDTH = 4096  # OUTER: columns per work item, so the accumulators stay in L1/L2
 STACK = 64  # cascade depth: enough for 2^64 leaves
@@ -76,6 +77,17 @@ def _c_sum(a, b):
 
 @_jitable
 def _c_prod(a, b):
+    return a * b
+
+
+# The same for the leaves: ``reassoc`` lets LLVM vectorise a leaf's sum.
+@_leaf_jitable
+def _r_sum(a, b):
+    return a + b
+
+
+@_leaf_jitable
+def _r_prod(a, b):
     return a * b
 
 
@@ -132,39 +144,21 @@ def _advance2(shape, st, idx, ps, po):
     return ps, po
 
 
-def _make_reduce(comb):
-    @_jitable
+def _make_reduce(comb, leaf_comb):
+    @_leaf_jitable
     def leaf(src, p, s, m, ident):
-        """Up to BLOCK elements with 8 independent accumulators (LLVM packs them into a vector)."""
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = ident
-        full = m - m % 8
+        """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
+        several vector accumulators (a tree at least as accurate as a sequential
+        sum); the cascade above the leaves keeps its order."""
+        acc = ident
         if s == 1:
             v = src[p : p + m]
-            for k in range(0, full, 8):
-                s0 = comb(s0, v[k])
-                s1 = comb(s1, v[k + 1])
-                s2 = comb(s2, v[k + 2])
-                s3 = comb(s3, v[k + 3])
-                s4 = comb(s4, v[k + 4])
-                s5 = comb(s5, v[k + 5])
-                s6 = comb(s6, v[k + 6])
-                s7 = comb(s7, v[k + 7])
-            for k in range(full, m):
-                s0 = comb(s0, v[k])
+            for k in range(m):
+                acc = leaf_comb(acc, v[k])
         else:
-            for k in range(0, full, 8):
-                q = p + k * s
-                s0 = comb(s0, src[q])
-                s1 = comb(s1, src[q + s])
-                s2 = comb(s2, src[q + 2 * s])
-                s3 = comb(s3, src[q + 3 * s])
-                s4 = comb(s4, src[q + 4 * s])
-                s5 = comb(s5, src[q + 5 * s])
-                s6 = comb(s6, src[q + 6 * s])
-                s7 = comb(s7, src[q + 7 * s])
-            for k in range(full, m):
-                s0 = comb(s0, src[p + k * s])
-        return comb(comb(comb(s0, s1), comb(s2, s3)), comb(comb(s4, s5), comb(s6, s7)))
+            for k in range(m):
+                acc = leaf_comb(acc, src[p + k * s])
+        return acc
 
     @_jitable
     def push(vals, lvls, sp, v):
@@ -464,7 +458,7 @@ def _fill(out, shape, stride, off, value):
             idx[d] = 0
 
 
-_COMB = {"sum": _c_sum, "prod": _c_prod, "max": _c_max, "min": _c_min}
+_COMB = {"sum": (_c_sum, _r_sum), "prod": (_c_prod, _r_prod), "max": (_c_max, _c_max), "min": (_c_min, _c_min)}
 _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels: dict[str, dict] = {}
 
@@ -472,7 +466,7 @@ _kernels: dict[str, dict] = {}
 def _kernel_set(op: str) -> dict:
     ks = _kernels.get(op)
     if ks is None:
-        ks = _make_reduce(_COMB[op]) if op in _COMB else _make_arg(_BETTER[op])
+        ks = _make_reduce(*_COMB[op]) if op in _COMB else _make_arg(_BETTER[op])
         _kernels[op] = ks
     return ks
 
@@ -486,7 +480,7 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
         if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
             raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
                                + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
-        if buf.dtype.name not in _DTYPES:
+        if buf.dtype.name not in _DTYPES or not buf.dtype.isnative:
             raise DTypeError(
                 f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
                 f"(expected one of {', '.join(sorted(_DTYPES))}; convert f16/bf16 to f32 first)"
