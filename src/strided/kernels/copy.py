@@ -182,13 +182,39 @@ def _move_impl(dst, i, src, j):
     return f
 
 
+def _dense(dst, i, src, j, n):  # pragma: no cover - replaced by the overload inside numba
+    raise NotImplementedError
+
+
+@overload(_dense, inline="always")
+def _dense_impl(dst, i, src, j, n):
+    """A dense run of n elements: a memmove when no conversion is needed and the run is long,
+    else a loop spelled with unit steps so that LLVM vectorises it."""
+    if src.dtype == dst.dtype:
+        def f(dst, i, src, j, n):
+            if n >= _DENSE_MEMMOVE_MIN:
+                _memmove(dst, i, src, j, n)
+            else:
+                for t in range(n):
+                    dst[_u(i + t)] = src[_u(j + t)]
+    else:
+        def f(dst, i, src, j, n):
+            for t in range(n):
+                _move(dst, i + t, src, j + t)
+    return f
+
+
+# Below this many elements a call to memmove costs more than the inline loop.
+_DENSE_MEMMOVE_MIN = 64
+
+
 @intrinsic
 def _memmove(typingctx, dst, di, src, si, n):
     """``dst[di:di+n] = src[si:si+n]`` as one libc memmove (same dtype, indices already validated).
 
-    A dense run is what libc copies best: wide vectors and, for long runs,
-    non-temporal stores that skip reading the destination first, which a
-    compiled loop cannot do."""
+    libc's copy is as fast as a vectorised loop on long runs and handles
+    alignment and short tails better; numba's own slice assignment would
+    check for overlap and may copy through a temporary."""
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
         return None
     sig = types.void(dst, di, src, si, n)
@@ -329,9 +355,8 @@ def _nd_body(dst, doff, dstr, src, soff, sstr, shape, lo, hi):
     while e < hi:
         start = idx[last]
         n = min(inner - start, hi - e)
-        if di == 1 and si == 1:  # spelled out so that LLVM vectorises short dense runs too
-            for t in range(n):
-                _move(dst, d + t, src, s + t)
+        if di == 1 and si == 1:
+            _dense(dst, d, src, s, n)
         else:
             for t in range(n):
                 _move(dst, d + t * di, src, s + t * si)
