@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from strategies import view_chains
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, StridedIndexError
-from strided.kernels import copy as kcopy
 from strided.kernels.copy import COPY_PARALLEL_MIN
 from strided.kernels.index import gather_offsets, index_select
 from strided.layout import Layout
@@ -114,9 +113,8 @@ def test_index_select_random_views(chain, dt, data):
     check_select(src, lay, offsets, dim, index, dst_lay, dst_len, rng)
 
 
-def test_embedding_rows_large(monkeypatch):
+def test_embedding_rows_large():
     """Rows of a dense table, above the parallel threshold, with repeats and negatives."""
-    monkeypatch.setattr(kcopy, "LOAD_AWARE", False)  # run the parallel kernel whatever the load
     rng = np.random.default_rng(0)
     rows, cols = 600, 700
     table = rng.standard_normal(rows * cols).astype(np.float32)

@@ -18,9 +18,8 @@ Contenders, in two modes:
     ``.contiguous()`` does).  The copy is forced so that a view that is
     already contiguous is copied too.  Fresh large buffers pay their page
     faults here.
-``strided`` runs as a user gets it: parallel above ``COPY_PARALLEL_MIN``
-elements onto the CPUs the load average leaves idle (``idle_threads``);
-``strided-1t`` with one thread.
+``strided`` runs with strided's thread count (parallel above
+``COPY_PARALLEL_MIN`` elements), ``strided-1t`` with one thread.
 
 Run: ``PYTHONPATH=src python -m strided.bench.copy_bench [N ...]``.
 """

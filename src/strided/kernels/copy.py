@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from . import PARALLEL_MIN
 
-import os
 from dataclasses import dataclass
 from math import prod
 
@@ -50,7 +49,7 @@ from .half import (
 
 __all__ = [
     "copy_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
-    "COPY_PARALLEL_MIN", "LOAD_AWARE", "idle_threads", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
+    "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
 # A copy is memory-bound: two threads only pay once the copy dwarfs the cost of
@@ -60,8 +59,6 @@ COPY_PARALLEL_MIN = 4 * PARALLEL_MIN
 # Multiple blocks at least this long are copied one memmove each; shorter ones
 # go to the general kernel, whose inline loop beats a call per block.
 BLOCK_MIN = 16
-# Go parallel only onto CPUs the load average leaves idle (see idle_threads).
-LOAD_AWARE = True
 # Chunks per thread, handed out one at a time (parallel_chunksize(1)): a thread
 # that the OS deschedules (a noisy neighbour) holds up one small chunk, not a
 # fixed half of the work.
@@ -559,32 +556,11 @@ def tile_plan(dst_layout: Layout, src_layout: Layout):
     return it, None
 
 
-def idle_threads() -> int:
-    """strided's thread count, capped by the CPUs the 1-minute load average leaves idle.
-
-    A parallel region ends when its slowest thread does: a worker that has to
-    wait for a CPU held by another process (the load average counts every
-    runnable thread on the machine, this one included) stalls the whole copy.
-    On this project's shared 2-CPU machines, under a load of 2 to 3, two
-    threads made every copy path slower than one (the 4096^2 f32 transpose 31
-    ms against 26, the narrow copy 7.9 against 5.5; copy_bench shows both).
-    Set ``LOAD_AWARE = False`` to always use every thread."""
-    threads = get_num_threads()
-    if not LOAD_AWARE or threads < 2:
-        return threads
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # pragma: no cover - no load average on this platform
-        return threads
-    idle = int((os.cpu_count() or threads) - load) + 1  # + 1: this thread is counted in the load
-    return max(1, min(threads, idle))
-
-
 def _nchunks(units: int, numel: int) -> int:
     """How many parallel chunks to cut ``units`` into; below 2, run on this thread."""
     if numel < COPY_PARALLEL_MIN:
         return 1
-    threads = idle_threads()
+    threads = get_num_threads()
     if threads < 2:
         return 1
     return min(units, threads * _CHUNKS_PER_THREAD)
