@@ -15,6 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument("--plot", metavar="FILE.png", help="draw the ratio chart (needs matplotlib)")
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
+    bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
+    fuzz = sub.add_parser("fuzz", help="differential fuzzing against NumPy")
+    fuzz.add_argument("rest", nargs=argparse.REMAINDER, help="--minutes N, --seed S, --cases K")
     show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
     show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")
@@ -28,6 +31,14 @@ def main(argv: list[str] | None = None) -> int:
         from .tour import main as tour
 
         return tour()
+    if args.command == "fuzz":
+        from .fuzz import main as fuzz_main
+
+        return fuzz_main(args.rest)
+    if args.command == "bench" and args.startup:
+        from .bench.startup import main as startup_main
+
+        return startup_main()
     if args.command == "bench":
         from .bench import main as bench_main
 

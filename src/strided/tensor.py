@@ -295,13 +295,17 @@ class Tensor:
         return out
 
     # -- writes through views ---------------------------------------------
-    def copy_(self, src) -> "Tensor":
-        """Write ``src`` (tensor, array or scalar, broadcast to this shape) into this view."""
-        _write(self, src, "copy_")
+    def copy_(self, src, *, allow_overlap: bool = False) -> "Tensor":
+        """Write ``src`` (tensor, array or scalar, broadcast to this shape) into this view.
+
+        A destination whose elements share memory (a broadcast, an overlapping
+        as_strided view) is refused unless ``allow_overlap=True``; then elements
+        written more than once end with one of the values written to them."""
+        _write(self, src, "copy_", allow_overlap)
         return self
 
-    def fill_(self, value) -> "Tensor":
-        _write(self, value, "fill_")
+    def fill_(self, value, *, allow_overlap: bool = False) -> "Tensor":
+        _write(self, value, "fill_", allow_overlap)
         return self
 
     def zero_(self) -> "Tensor":
@@ -596,7 +600,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
     if a.size == 0:
         return Tensor(wrap(np.empty(0, a.dtype)), Layout(a.shape, contiguous_strides(a.shape)), dtype)
     # Walk negative-stride dims backwards to reach the lowest address the array touches.
-    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
+    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides) + (Ellipsis,)]  # ... keeps 0-d a view
     low_strides = [abs(s) for s in strides]
     span = 1 + sum((n - 1) * s for n, s in zip(a.shape, low_strides))
     flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(item,), writeable=a.flags.writeable)
@@ -669,7 +673,7 @@ def _index_layout(lay: Layout, index):
 # writes
 
 
-def _write(dst: Tensor, src, op: str) -> None:
+def _write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
     """ViewCopy: write src (broadcast, converted) into the dst view, safe under memory overlap."""
     from .kernels.copy import copy_into
     from .layout.analysis import is_non_overlapping, overlaps
@@ -679,10 +683,10 @@ def _write(dst: Tensor, src, op: str) -> None:
         raise StridedError(f"{op}: the destination buffer is read-only")
     if dst.numel == 0:
         return
-    if not _non_overlapping(dst.layout, is_non_overlapping):
+    if not allow_overlap and not _non_overlapping(dst.layout, is_non_overlapping):
         raise StridedError(
             f"{op}: the destination view {dst.layout} has elements sharing memory; "
-            "writing through it would be ambiguous"
+            "writing through it would be ambiguous (pass allow_overlap=True to write anyway)"
         )
     if isinstance(src, Tensor):
         src_t = src
@@ -703,7 +707,14 @@ def _write(dst: Tensor, src, op: str) -> None:
     ):
         src_t = src_t.copy()
         src_lay = src_t.layout.broadcast_as(dst.shape)
-    copy_into(data, dst.layout, src_t._storage.data, src_lay)
+    dst_lay = dst.layout
+    if allow_overlap:
+        # A broadcast destination stores one value per address: keep the last write, as a
+        # row-major loop would, and leave the rest of the overlap to the kernel's order.
+        for d, (n, st) in enumerate(zip(dst_lay.shape, dst_lay.stride)):
+            if st == 0 and n > 1:
+                dst_lay, src_lay = dst_lay.narrow(d, n - 1, 1), src_lay.narrow(d, n - 1, 1)
+    copy_into(data, dst_lay, src_t._storage.data, src_lay)
 
 
 def _same_base(a: Tensor, b: Tensor) -> bool:

@@ -70,6 +70,11 @@ def test_writing_into_an_overlapping_view_is_an_error():
     over = sd.as_strided(t, (3, 2), (1, 1), 0)
     with pytest.raises(sd.StridedError, match="sharing memory"):
         over.copy_(sd.ones((3, 2)))
+    # explicitly allowed: a constant written through an overlapping view is well defined
+    wide.fill_(2.0, allow_overlap=True)
+    assert t.tolist() == [2.0] * 4
+    over.copy_(sd.full((3, 2), 5.0), allow_overlap=True)
+    assert t.tolist() == [5.0, 5.0, 5.0, 5.0]
 
 
 def test_read_only_buffers_refuse_writes():

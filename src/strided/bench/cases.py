@@ -148,3 +148,77 @@ def graph_cases(quick: bool = False) -> list[Case]:
         label = "Var weights, graph kept" if tracked else "plain tensors"
         cases.append(Case("small network (seed 004)", f"{passes} forward passes, {label}", "64x256", make))
     return cases
+
+
+def matmul_cases(quick: bool = False) -> list[Case]:
+    """Seed 000's matmul layouts: plain, transposed, transposed-then-copied, narrowed rhs,
+    the permuted batch, and the naive triple loop the seed uses as a baseline."""
+    import strided as sd
+
+    torch = torch_or_none()
+    cases: list[Case] = []
+    sizes = (256, 1024) if quick else (256, 512, 1024)
+
+    def add(name, size, flops, build):
+        cases.append(Case("matmul, f32", name, size, build, flops=flops))
+
+    for n in sizes:
+        def build(n=n, which="a @ b"):
+            rng = np.random.default_rng(3)
+            a_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+            b_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+            w_np = rng.uniform(-1, 1, (n, 2 * n)).astype(np.float32)
+            a, b, w = sd.from_numpy(a_np), sd.from_numpy(b_np), sd.from_numpy(w_np)
+            table = {
+                "a @ b": (lambda: a @ b, lambda: a_np @ b_np, lambda t: t[0] @ t[1]),
+                "a @ b.t()": (lambda: a @ b.t(), lambda: a_np @ b_np.T, lambda t: t[0] @ t[1].t()),
+                "a @ b.t().contiguous()": (lambda: a @ b.t().contiguous(), lambda: a_np @ np.ascontiguousarray(b_np.T),
+                                           lambda t: t[0] @ t[1].t().contiguous()),
+                "a @ w.narrow(1,0,n), w (n,2n)": (lambda: a @ w.narrow(1, 0, n), lambda: a_np @ w_np[:, :n],
+                                                  lambda t: t[0] @ t[2].narrow(1, 0, n)),
+            }
+            ours, theirs, torch_fn = table[which]
+            fns = {"strided": ours, "numpy": theirs}
+            if torch is not None:
+                tt = [torch.from_numpy(x) for x in (a_np, b_np, w_np)]
+                fns["torch"] = lambda: torch_fn(tt)
+            return fns
+
+        for which in ("a @ b", "a @ b.t()", "a @ b.t().contiguous()", "a @ w.narrow(1,0,n), w (n,2n)"):
+            add(which, f"{n}^2", 2.0 * n**3, lambda n=n, which=which: build(n, which))
+
+    def naive(n=256):
+        from numba import njit
+
+        @njit(cache=True)
+        def loop(a, b, c):
+            for i in range(a.shape[0]):
+                for j in range(b.shape[1]):
+                    c[i, j] = 0.0
+                for p in range(a.shape[1]):
+                    x = a[i, p]
+                    for j in range(b.shape[1]):
+                        c[i, j] += x * b[p, j]
+
+        rng = np.random.default_rng(4)
+        a_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+        b_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+        c = np.empty((n, n), np.float32)
+        return {"strided": lambda: loop(a_np, b_np, c), "numpy": lambda: a_np @ b_np}
+
+    add("naive i-k-j loop in the strided column", "256^2", 2.0 * 256**3, naive)
+
+    for b1, b2, m, k, n in ((2, 3, 4, 5, 6), (4, 8, 128, 128, 128)):
+        def batch(b1=b1, b2=b2, m=m, k=k, n=n):
+            rng = np.random.default_rng(5)
+            x_np = rng.uniform(-1, 1, (b1, b2, m, k)).astype(np.float32)
+            y_np = rng.uniform(-1, 1, (b2, b1, k, n)).astype(np.float32)
+            x, y = sd.from_numpy(x_np), sd.from_numpy(y_np)
+            fns = {"strided": lambda: x.permute(1, 0, 2, 3) @ y, "numpy": lambda: np.matmul(x_np.transpose(1, 0, 2, 3), y_np)}
+            if torch is not None:
+                tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+                fns["torch"] = lambda: tx.permute(1, 0, 2, 3) @ ty
+            return fns
+
+        add("permuted batch x.permute(1,0,2,3) @ y", f"{b1}x{b2}x{m}x{k}", 2.0 * b1 * b2 * m * k * n, batch)
+    return cases
