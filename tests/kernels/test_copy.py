@@ -325,6 +325,18 @@ def test_plan_paths():
     assert plan_copy(c((64, 96)), c((64, 1)).broadcast_as((64, 96))).path == "general"
 
 
+def test_kv_cache_append_into_padded_buffer():
+    """cat into a preallocated cache: dst is a narrow (UniformBlocks) of a padded buffer; padding untouched."""
+    rng = np.random.default_rng(7)
+    b, h, cap, d = 2, 3, 40, 64
+    cache = Layout.contiguous((b, h, cap, d))
+    new = Layout.contiguous((b, h, 5, d))
+    dst = cache.narrow(2, 17, 5)
+    assert plan_copy(dst, new).path == "general"
+    src = random_buffer(rng, DTYPES["bf16"], new.numel)
+    check_copy(src, new, DTYPES["bf16"], dst, cache.numel, rng)
+
+
 def _cases_around(n_edge):
     return [n_edge - 1, n_edge, n_edge + 1, 2 * n_edge + 3]
 
@@ -380,17 +392,20 @@ def test_copy_big_views(view, dt, convert, data):
     check_copy(src, lay, DTYPES["f16" if convert else dt], dst_lay, dst_len, rng)
 
 
-BIG = COPY_PARALLEL_MIN
+# The real threshold is 4M elements; the parallel kernels are exercised on a
+# lowered one so that the test stays small.
+BIG = 40_000
 
 
-@pytest.mark.parametrize("numel", [BIG - 1, BIG + 513])
-def test_every_path_around_the_parallel_threshold(numel):
+@pytest.mark.parametrize("numel", [BIG - 1, BIG + 2600])
+def test_every_path_around_the_parallel_threshold(numel, monkeypatch):
     """Each path just below (serial) and above (parallel) the threshold, f32 bits."""
+    monkeypatch.setattr(kc, "COPY_PARALLEL_MIN", BIG)
     if numel >= BIG and kc.get_num_threads() > 1:
         assert kc._nchunks(numel, numel) > 1
     rng = np.random.default_rng(numel)
     f32 = DTYPES["f32"]
-    rows = 512
+    rows = 2048  # two tile blocks of P for the tiled case
     cols = numel // rows + 1
     src = random_buffer(rng, f32, 2 * rows * cols + 8)
     full = Layout.contiguous((rows, 2 * cols), 3)

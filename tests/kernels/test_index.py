@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from strategies import view_chains
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, StridedIndexError
-from strided.kernels.copy import COPY_PARALLEL_MIN
+from strided.kernels import copy as kcopy
 from strided.kernels.index import gather_offsets, index_select
 from strided.layout import Layout
 
@@ -113,14 +113,15 @@ def test_index_select_random_views(chain, dt, data):
     check_select(src, lay, offsets, dim, index, dst_lay, dst_len, rng)
 
 
-def test_embedding_rows_large():
-    """Rows of a dense table, above the parallel threshold, with repeats and negatives."""
+def test_embedding_rows_large(monkeypatch):
+    """Rows of a dense table, above a (lowered) parallel threshold, with repeats and negatives."""
+    monkeypatch.setattr(kcopy, "COPY_PARALLEL_MIN", 40_000)
     rng = np.random.default_rng(0)
     rows, cols = 600, 700
     table = rng.standard_normal(rows * cols).astype(np.float32)
     lay = Layout.contiguous((rows, cols))
     offsets = np.arange(rows * cols).reshape(rows, cols)
-    for k in (3, COPY_PARALLEL_MIN // cols + 7):
+    for k in (3, 40_000 // cols + 7):
         index = rng.integers(-rows, rows, k)
         check_select(table, lay, offsets, 0, index, Layout.contiguous((k, cols)), k * cols, rng)
     # Columns of a transposed table: the selected slices are strided.

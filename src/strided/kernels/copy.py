@@ -52,10 +52,13 @@ __all__ = [
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
-# A copy is memory-bound: two threads only pay once the copy dwarfs the cost of
-# waking the pool (50-100 us on a quiet 2-core machine, milliseconds on a busy
-# one), so copies wait for 4x the element count the compute kernels use.
-COPY_PARALLEL_MIN = 4 * PARALLEL_MIN
+# Copies go parallel only from 4M elements (64x PARALLEL_MIN).  A copy is
+# memory-bound: on this project's 2-CPU machines a second thread gained at
+# most 1.7x (narrow 4096^2 f32: 3.0 ms against 5.2), while a parallel region
+# whose worker waits for a CPU held by another process ends one or two 4 ms
+# scheduler ticks late (measured 8 ms for 1M-element copies that take 0.3 ms
+# on one thread).  Only copies that take milliseconds on one thread can risk it.
+COPY_PARALLEL_MIN = 64 * PARALLEL_MIN
 # Multiple blocks at least this long are copied one memmove each; shorter ones
 # go to the general kernel, whose inline loop beats a call per block.
 BLOCK_MIN = 16

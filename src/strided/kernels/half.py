@@ -57,7 +57,7 @@ def f16_bits_to_f32(h):
     else:  # zero or subnormal: a * 2**-24 is exact in f32
         v = np.float32(a) * np.float32(_TWO_M24)
         return -v if h & 0x8000 else v
-    return _i32_as_f32(np.int32(bits - (bits >> 31 << 32)))
+    return _i32_as_f32(np.int32(bits))  # np.int32 truncates: the low 32 bits
 
 
 @njit(cache=True)
@@ -146,7 +146,7 @@ def f64_to_f16_bits(x):
 def bf16_bits_to_f32(b):
     """A bf16 bit pattern is the top half of an f32: exact, payloads included."""
     bits = (np.int64(b) & 0xFFFF) << 16
-    return _i32_as_f32(np.int32(bits - (bits >> 31 << 32)))
+    return _i32_as_f32(np.int32(bits))  # np.int32 truncates: the low 32 bits
 
 
 @njit(cache=True)
