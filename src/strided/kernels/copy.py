@@ -23,6 +23,7 @@ from __future__ import annotations
 from . import PARALLEL_MIN
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import prod
 
 import ml_dtypes
@@ -569,7 +570,9 @@ def _nchunks(units: int, numel: int) -> int:
     return min(units, threads * _CHUNKS_PER_THREAD)
 
 
-def _i64(values) -> np.ndarray:
+@lru_cache(maxsize=4096)
+def _i64(values: tuple) -> np.ndarray:
+    """A tuple of ints as the int64 array a kernel takes; cached, and never written to."""
     return np.asarray(values, dtype=np.int64)
 
 
@@ -614,7 +617,7 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     if n == 0:
         return
     same = dst.dtype == src.dtype
-    plan = plan_copy(dst_layout, src_layout, same)
+    plan = _cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         # Tile src's bits into a scratch buffer of its own dtype laid out in dst's
         # memory order (the same-dtype tiled kernel), then convert in that order.
@@ -628,6 +631,12 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     _EXEC[plan.path](d, s, n, *plan.args)
 
 
+# Layouts are immutable and hashable: a loop that copies the same views again
+# (a model's step) skips the planning, which costs more than a small copy.
+_cached_plan = lru_cache(maxsize=1024)(plan_copy)
+
+
+@lru_cache(maxsize=256)
 def dense_in_order_of(layout: Layout) -> Layout:
     """A dense layout of ``layout``'s shape whose dims nest in ``layout``'s memory order."""
     perm = NdIter(layout).perm  # outermost first

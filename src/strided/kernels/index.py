@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
 
+from functools import lru_cache
+
 import numpy as np
 from numba import njit, parallel_chunksize, prange
 
@@ -172,8 +174,11 @@ def check_index(op: str, index, dim: int, size: int) -> np.ndarray:
     return np.ascontiguousarray(idx)
 
 
+@lru_cache(maxsize=1024)
 def _merged(shape, dst_stride, src_stride):
-    """Merged (shape, dst strides, src strides) of a sub-block; rank 0 is one element."""
+    """Merged (shape, dst strides, src strides) of a sub-block; rank 0 is one element.
+
+    Cached (the arguments are tuples): planning costs more than a small copy."""
     it = NdIter(Layout(shape, dst_stride), Layout(shape, src_stride))
     return (np.asarray(it.shape, np.int64), np.asarray(it.strides[0], np.int64),
             np.asarray(it.strides[1], np.int64))
