@@ -304,8 +304,10 @@ def test_tensor_describe_uses_its_buffer():
     assert lines["kinds"] == "transpose"
 
 
-def test_blocks_print_like_the_tour():
-    from strided.tour import format_blocks, seed_layouts
+def test_describe_prints_blocks_as_the_seed_does():
+    from layout.test_layout_seed import SEED_000
+    from strided.tour import seed_layouts
 
-    for _, lay in seed_layouts():
-        assert printing.format_blocks(lay.strided_blocks()) == format_blocks(lay.strided_blocks())
+    for name, lay in seed_layouts():
+        lines = dict(line.split(None, 1) for line in printing.describe(lay).splitlines())
+        assert lines["blocks"] == SEED_000[name][-1]

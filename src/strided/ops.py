@@ -45,9 +45,18 @@ def _finish(out: Tensor, want: DType) -> Tensor:
     return out if out.dtype is want else out.to_dtype(want)
 
 
-def _scalar_operand(value, dtype: DType, shape) -> tuple[np.ndarray, Layout]:
-    buf = np.array([value], dtype=dtype.np)
-    return buf, Layout((), ()).broadcast_as(shape)
+def _operands(values, comp: DType, shape) -> tuple[list, list]:
+    """Flat buffers and broadcast layouts of tensors and scalars, in the compute dtype."""
+    bufs, lays = [], []
+    for x in values:
+        if isinstance(x, Tensor):
+            x = _compute(x, comp)
+            bufs.append(x._storage.data)
+            lays.append(x.layout.broadcast_as(shape))
+        else:  # a scalar is one element read through stride-0 dims
+            bufs.append(np.array([x], dtype=comp.np))
+            lays.append(Layout((), ()).broadcast_as(shape))
+    return bufs, lays
 
 
 # ---------------------------------------------------------------------------
@@ -112,16 +121,7 @@ def binary(op: str, a, b) -> Tensor:
     sa = a.shape if isinstance(a, Tensor) else ()
     sb = b.shape if isinstance(b, Tensor) else ()
     shape = broadcast_shapes(op, sa, sb)
-    bufs, lays = [], []
-    for x in (a, b):
-        if isinstance(x, Tensor):
-            x = _compute(x, comp)
-            bufs.append(x._storage.data)
-            lays.append(x.layout.broadcast_as(shape))
-        else:
-            buf, lay = _scalar_operand(x, comp, shape)
-            bufs.append(buf)
-            lays.append(lay)
+    bufs, lays = _operands((a, b), comp, shape)
     out_dtype = dt.bool_ if op in _COMPARE else comp
     lay = kew.output_layout(shape, *lays)
     out = _dense(lay, out_dtype)
@@ -143,16 +143,9 @@ def where(cond, a, b) -> Tensor:
         "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()
     )
     c = cond if cond.dtype is dt.bool_ else cond.detach().to_dtype(dt.bool_)
-    bufs, lays = [c._storage.data], [c.layout.broadcast_as(shape)]
-    for x in (a, b):
-        if isinstance(x, Tensor):
-            x = _compute(x, comp)
-            bufs.append(x._storage.data)
-            lays.append(x.layout.broadcast_as(shape))
-        else:
-            buf, lay = _scalar_operand(x, comp, shape)
-            bufs.append(buf)
-            lays.append(lay)
+    bufs, lays = _operands((a, b), comp, shape)
+    bufs.insert(0, c._storage.data)
+    lays.insert(0, c.layout.broadcast_as(shape))
     lay = kew.output_layout(shape, *lays[1:])
     out = _dense(lay, comp)
     kew.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)

@@ -6,29 +6,8 @@ one-line note on what to look at.
 
 from __future__ import annotations
 
-from .layout import Layout, MultipleBlocks, SingleBlock, UniformBlocks
-
-
-def _list(t) -> str:
-    return "[" + ", ".join(map(str, t)) + "]"
-
-
-def format_blocks(blocks) -> str:
-    """StridedBlocks the way the seed prints them (the first six block starts)."""
-    if isinstance(blocks, SingleBlock):
-        return f"SingleBlock {{ start_offset: {blocks.start_offset}, len: {blocks.len} }}"
-    if isinstance(blocks, UniformBlocks):
-        return (
-            f"UniformBlocks {{ start_offset: {blocks.start_offset}, block_len: {blocks.block_len}, "
-            f"count: {blocks.count}, src_stride: {blocks.src_stride} }}"
-        )
-    assert isinstance(blocks, MultipleBlocks)
-    starts = []
-    for s in blocks.block_start_index:
-        starts.append(s)
-        if len(starts) == 6:
-            break
-    return f"MultipleBlocks {{ block_len: {blocks.block_len}, first starts: {_list(starts)} }}"
+from .layout import Layout
+from .printing import _list, format_blocks
 
 
 def format_layout_row(name: str, lay: Layout) -> str:

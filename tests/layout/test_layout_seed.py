@@ -3,7 +3,8 @@
 import pytest
 
 from strided import Layout, MultipleBlocks, SingleBlock, StridedIndex, UniformBlocks
-from strided.tour import format_blocks, format_layout_row, seed_layouts
+from strided.printing import format_blocks
+from strided.tour import format_layout_row, seed_layouts
 
 # Seed 000, "layout experiment": name -> (dims, stride, off, contiguous, blocks as printed)
 SEED_000 = {
