@@ -170,6 +170,18 @@ def test_plans():
     b = Layout((32,)).broadcast_as((64, 32))
     assert red.plan(b, (0,)).case == red.OUTER
     assert red.plan(L, ()).case == red.OUTER  # nothing reduced: a copy
+    saved = red.get_num_threads
+    red.get_num_threads = lambda: 2
+    try:
+        big = Layout.contiguous((4096, 4096))
+        p = red.plan(big, (0,))  # column sums: the rows are split, each part reads whole rows
+        assert p.case == red.OUTER and p.parallel and p.nrsplit > 1 and p.width == 4096
+        p = red.plan(big, (0, 1))  # one output: its range is split
+        assert p.case == red.INNER and p.parallel and p.nsplit > 1
+        p = red.plan(big, (1,))
+        assert p.case == red.INNER and p.parallel and p.nsplit == 1 and p.nchunks == 2 * red.CHUNKS_PER_THREAD
+    finally:
+        red.get_num_threads = saved
 
 
 def _run_sum(src, lay, dims, dtype=np.float32):
@@ -204,6 +216,22 @@ def test_sizes_around_the_parallel_threshold(shape):
                 out = np.empty(int(np.prod(ks)), np.int64)
                 red.arg_reduce(op, a, lay, dim, out, Layout.contiguous(ks))
                 np.testing.assert_array_equal(out.reshape(ks), getattr(np, op)(view(a, lay), axis=dim, keepdims=True))
+
+
+@pytest.mark.parametrize("rows", [1, 2, red.FOLD - 1, red.FOLD, red.FOLD + 1, 2 * red.FOLD, 2 * red.FOLD + 3])
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_outer_row_blocks(rows, op):
+    """Column reductions fold rows in blocks of FOLD: every way the last block can end."""
+    rng = np.random.default_rng(rows)
+    for cols, stride in ((5, 5), (red.MAX_WIDTH + 7, red.MAX_WIDTH + 9)):
+        a = rng.standard_normal(rows * stride).astype(np.float32)
+        lay = Layout((rows, cols), (stride, 1))
+        assert red.plan(lay, (0,)).case == red.OUTER
+        out = np.empty(cols, np.float32)
+        red.reduce(op, a, lay, (0,), out, Layout.contiguous((1, cols)))
+        v = view(a, lay)
+        want = v.astype(np.float64).sum(0) if op == "sum" else v.max(0)
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
 
 
 def test_large_f32_sums_stay_accurate():

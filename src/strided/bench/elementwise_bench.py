@@ -166,7 +166,7 @@ def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None)
                 dict(
                     case=name,
                     n=n,
-                    path=ew.PATH_NAMES.get(p.path, str(p.path)) if isinstance(p, ew.Plan) else str(p),
+                    path=ew.PATH_NAMES[p.path] if isinstance(p, ew.Plan) else p.case,
                     threads=get_num_threads(),
                     **{k2: v for k2, v in med.items()},
                     ratio_fresh=med["ours"] / fresh,

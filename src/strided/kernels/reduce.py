@@ -19,7 +19,10 @@ OUTER    the innermost merged dim is kept       whole rows are accumulated into 
                                                 column; threads split the columns
 =======  =====================================  ==================================
 
-Above ``PARALLEL_MIN`` source elements the work runs under ``prange``.
+Above ``PARALLEL_MIN`` source elements the work runs under ``prange``, a few
+chunks per thread handed out dynamically; when there are too few outputs to
+share, INNER splits each output's reduced range and OUTER splits the rows into
+parts with a partial vector each, combined in order at the end.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
 sums accumulate in f32, integer and bool sums arrive with an int64 output).
@@ -44,7 +47,8 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
 
-from numba import njit, prange  # noqa: E402  (numba comes after strided.threads)
+import numba  # noqa: E402  (numba comes after strided.threads)
+from numba import njit, prange  # noqa: E402
 from numba.extending import register_jitable  # noqa: E402
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan"]
@@ -63,6 +67,7 @@ INNER, OUTER = "inner", "outer"
 BLOCK = 512  # elements per pairwise leaf
 FOLD = 64  # OUTER: rows per block accumulator
 MAX_WIDTH = 4096  # OUTER: columns per work item, so the accumulators stay in L1/L2
+CHUNKS_PER_THREAD = 4
 STACK = 64  # cascade depth: enough for 2^64 leaves
 
 
@@ -198,15 +203,25 @@ def _make_reduce(comb, leaf_comb):
             ridx[d] = q
             rb += q * rsrc[d]
         sp = 0
+        cur = ident  # short runs are gathered into one leaf-sized partial before the cascade
+        cn = 0
         i = r0
         while i < r1:
             m = min(inner - j, r1 - i)
             p = base + rb + j * s
-            k = 0
-            while k < m:
-                b = min(BLOCK, m - k)
-                sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident))
-                k += b
+            if m < BLOCK:
+                cur = comb(cur, leaf(src, p, s, m, ident))
+                cn += m
+                if cn >= BLOCK:
+                    sp = push(vals, lvls, sp, cur)
+                    cur = ident
+                    cn = 0
+            else:
+                k = 0
+                while k < m:
+                    b = min(BLOCK, m - k)
+                    sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident))
+                    k += b
             i += m
             j = 0
             if i < r1:
@@ -217,6 +232,8 @@ def _make_reduce(comb, leaf_comb):
                         break
                     rb -= (rshape[d] - 1) * rsrc[d]
                     ridx[d] = 0
+        if cn:
+            sp = push(vals, lvls, sp, cur)
         return fold(vals, sp, ident)
 
     def inner_outputs(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, p0, p1, identa):
@@ -227,6 +244,12 @@ def _make_reduce(comb, leaf_comb):
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
         ps, po = _unravel2(p0, kshape, kst, kidx)
+        if rshape.shape[0] == 1 and nr <= BLOCK:  # one short run per output: a leaf is all it takes
+            s = rsrc[0]
+            for _ in range(p0, p1):
+                out[ooff + po] = leaf(src, soff + ps, s, nr, ident)
+                ps, po = _advance2(kshape, kst, kidx, ps, po)
+            return
         for _ in range(p0, p1):
             out[ooff + po] = reduce_range(src, soff + ps, rshape, rsrc, 0, nr, ident, vals, lvls, ridx)
             ps, po = _advance2(kshape, kst, kidx, ps, po)
@@ -258,8 +281,11 @@ def _make_reduce(comb, leaf_comb):
             out[ooff + po] = r
             ps, po = _advance2(kshape, kst, kidx, ps, po)
 
-    def outer_items(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, w0, w1, identa):
-        """OUTER: item w = (outer K point, column block); rows are folded into ``acc``."""
+    def outer_items(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nrs, w0, w1, identa):
+        """OUTER: item w = (outer K point, column block, part of the rows); rows are folded into ``acc``.
+
+        With one part (``nrs == 1``) the item writes its outputs; otherwise it
+        writes its partial vector to ``part[w]`` for ``outer_finish``."""
         ident = identa[0]
         nk = kshape.shape[0]
         n_in = kshape[nk - 1]
@@ -272,31 +298,49 @@ def _make_reduce(comb, leaf_comb):
         acc = np.empty(width, identa.dtype)
         tmp = np.empty(width, identa.dtype)
         for w in range(w0, w1):
-            pi = w // ncol
-            c0 = (w - pi * ncol) * width
+            wc = w // nrs
+            rp = w - wc * nrs
+            pi = wc // ncol
+            c0 = (wc - pi * ncol) * width
             wl = min(width, n_in - c0)
+            r0 = rp * nr // nrs
             ps, po = _unravel2(pi, kouter, kst, kidx)
-            for k in range(wl):
-                acc[k] = ident
-                tmp[k] = ident
-            for d in range(nrd):
-                ridx[d] = 0
             rb = 0
-            cnt = 0
-            for _ in range(nr):
+            r = r0
+            for d in range(nrd - 1, -1, -1):
+                n = rshape[d]
+                q = r % n
+                r //= n
+                ridx[d] = q
+                rb += q * rsrc[d]
+            cnt = 0  # rows in tmp
+            nfold = 0  # blocks folded into acc
+            for _ in range(r0, (rp + 1) * nr // nrs):
                 p = soff + ps + rb + c0 * ss
+                # the first row of a block starts tmp (no separate initialising pass)
                 if ss == 1:
                     v = src[p : p + wl]
+                    if cnt == 0:
+                        for k in range(wl):
+                            tmp[k] = comb(ident, v[k])
+                    else:
+                        for k in range(wl):
+                            tmp[k] = comb(tmp[k], v[k])
+                elif cnt == 0:
                     for k in range(wl):
-                        tmp[k] = comb(tmp[k], v[k])
+                        tmp[k] = comb(ident, src[p + k * ss])
                 else:
                     for k in range(wl):
                         tmp[k] = comb(tmp[k], src[p + k * ss])
                 cnt += 1
                 if cnt == FOLD:
-                    for k in range(wl):
-                        acc[k] = comb(acc[k], tmp[k])
-                        tmp[k] = ident
+                    if nfold == 0:
+                        for k in range(wl):
+                            acc[k] = tmp[k]
+                    else:
+                        for k in range(wl):
+                            acc[k] = comb(acc[k], tmp[k])
+                    nfold += 1
                     cnt = 0
                 for d in range(nrd - 1, -1, -1):
                     ridx[d] += 1
@@ -305,9 +349,37 @@ def _make_reduce(comb, leaf_comb):
                         break
                     rb -= (rshape[d] - 1) * rsrc[d]
                     ridx[d] = 0
+            if nfold and cnt:
+                for k in range(wl):
+                    tmp[k] = comb(acc[k], tmp[k])
+            res = acc if nfold and not cnt else tmp
+            if nrs == 1:
+                q = ooff + po + c0 * so
+                for k in range(wl):
+                    out[q + k * so] = res[k]
+            else:
+                for k in range(wl):
+                    part[w, k] = res[k]
+
+    @_jitable
+    def outer_finish(part, out, kshape, kst, ooff, ncol, width, nrs, nwc):
+        """Combine the row parts of each (outer K point, column block), in order."""
+        nk = kshape.shape[0]
+        n_in = kshape[nk - 1]
+        so = kst[1, nk - 1]
+        kouter = kshape[: nk - 1]
+        kidx = np.zeros(nk, np.int64)
+        for wc in range(nwc):
+            pi = wc // ncol
+            c0 = (wc - pi * ncol) * width
+            wl = min(width, n_in - c0)
+            ps, po = _unravel2(pi, kouter, kst, kidx)
             q = ooff + po + c0 * so
             for k in range(wl):
-                out[q + k * so] = comb(acc[k], tmp[k])
+                r = part[wc * nrs, k]
+                for rp in range(1, nrs):
+                    r = comb(r, part[wc * nrs + rp, k])
+                out[q + k * so] = r
 
     s_inner = njit(**_JIT)(inner_outputs)
     s_outer = njit(**_JIT)(outer_items)
@@ -331,12 +403,14 @@ def _make_reduce(comb, leaf_comb):
             inner_finish(part, out, kshape, kst, ooff, nk, nsplit)
 
     @njit(parallel=True, **_JIT)
-    def p_outer(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nitems, nch, identa):
+    def p_outer(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nrs, nitems, nch, identa):
         for c in prange(nch):
             outer_items(
-                src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width,
+                src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nrs,
                 c * nitems // nch, (c + 1) * nitems // nch, identa,
             )
+        if nrs > 1:
+            outer_finish(part, out, kshape, kst, ooff, ncol, width, nrs, nitems // nrs)
 
     return {(INNER, False): s_inner, (INNER, True): p_inner, (OUTER, False): s_outer, (OUTER, True): p_outer}
 
@@ -534,6 +608,7 @@ class ReducePlan:
     nsplit: int = 1  # INNER: parts each output's R points are split into
     width: int = 0  # OUTER: columns per work item
     ncol: int = 0  # OUTER: column blocks per outer K point
+    nrsplit: int = 1  # OUTER: parts the rows are split into (each gives a partial vector)
 
     @property
     def nk(self) -> int:
@@ -551,7 +626,7 @@ def _prod(t) -> int:
     return p
 
 
-def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, flip_reduced: bool = True) -> ReducePlan:
+def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = False) -> ReducePlan:
     nd = src_layout.ndim
     red = set(dims)
     ob = Layout(
@@ -562,7 +637,7 @@ def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, flip_reduced: boo
     flips = [
         d
         for d in range(nd)
-        if src_layout.stride[d] < 0 and ob.stride[d] <= 0 and (flip_reduced or d not in red)
+        if src_layout.stride[d] < 0 and ob.stride[d] <= 0 and not (for_arg and d in red)
     ]
     if flips:
         src_layout, ob = src_layout.flip(flips), ob.flip(flips)
@@ -578,25 +653,34 @@ def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, flip_reduced: boo
     numel = src_layout.numel
     nthreads = get_num_threads()
     parallel = numel >= PARALLEL_MIN and nthreads > 1
+    # Several chunks per thread, handed out dynamically: a thread that the OS
+    # preempts on a busy machine does not hold the others up.
+    want = CHUNKS_PER_THREAD * nthreads
     nk, nr = _prod(kshape), _prod(rshape)
     if case == INNER:
         nsplit = 1
-        if parallel and nk < 4 * nthreads:
-            nsplit = max(1, min(-(-4 * nthreads // nk), nr // 4096))
+        if parallel and nk < want:
+            nsplit = max(1, min(-(-want // nk), nr // 4096))
         work = nk * nsplit
-        nchunks = min(nthreads, work) if parallel else 1
+        nchunks = min(want, work) if parallel else 1
         return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
                           parallel and nchunks > 1, nchunks, nsplit=nsplit)
     n_in = kshape[-1]
     nko = nk // n_in
     width = min(n_in, MAX_WIDTH)
-    if parallel and nko < nthreads:
-        width = max(1, min(width, -(-n_in // -(-nthreads // nko))))
+    nrsplit = 1
+    if parallel and nko * -(-n_in // width) < want:
+        if for_arg:
+            # no partial vectors for arg reductions: split the columns finer instead
+            width = max(1, min(width, -(-n_in // -(-want // nko))))
+        else:
+            # split the rows: each part reads whole rows forwards into its own partial vector
+            nrsplit = max(1, min(-(-want // (nko * -(-n_in // width))), nr // 16))
     ncol = -(-n_in // width)
-    items = nko * ncol
-    nchunks = min(nthreads, items) if parallel else 1
+    items = nko * ncol * nrsplit
+    nchunks = min(want, items) if parallel else 1
     return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
-                      parallel and nchunks > 1, nchunks, width=width, ncol=ncol)
+                      parallel and nchunks > 1, nchunks, width=width, ncol=ncol, nrsplit=nrsplit)
 
 
 def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePlan:
@@ -669,12 +753,23 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     elif p.case == INNER:
         args = (src, out, kshape, kst, rshape, rst, so, oo, p.nr, 0, p.nk, ident)
     else:
-        nitems = (p.nk // p.kshape[-1]) * p.ncol
-        lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
-        args = (src, out, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, *lo_hi, ident)
-    if p.parallel:
+        nitems = (p.nk // p.kshape[-1]) * p.ncol * p.nrsplit
+        part = np.empty((nitems if p.nrsplit > 1 else 0, p.width), dtype=out.dtype)
+        if p.parallel:
+            args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
+        else:
+            args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, 1, 0, nitems, ident)
+    _call(k, args, p.parallel)
+
+
+def _call(k, args, parallel: bool) -> None:
+    if parallel:
         with parallel_guard():
-            k(*args)
+            old = numba.set_parallel_chunksize(1)
+            try:
+                k(*args)
+            finally:
+                numba.set_parallel_chunksize(old)
     else:
         k(*args)
 
@@ -695,7 +790,7 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
         return
     if src_layout.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
-    p = _plan(src_layout, out_layout, dims, flip_reduced=False)
+    p = _plan(src_layout, out_layout, dims, for_arg=True)
     if not p.rshape:  # the dim has size 1: every index is 0
         _fill_out(out, out_layout, np.zeros(1, np.int64))
         return
@@ -713,8 +808,4 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
         nitems = (p.nk // p.kshape[-1]) * p.ncol
         lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
         args = (src, out, kshape, kst, n, rs, so, oo, p.ncol, p.width, *lo_hi)
-    if p.parallel:
-        with parallel_guard():
-            k(*args)
-    else:
-        k(*args)
+    _call(k, args, p.parallel)
