@@ -111,7 +111,39 @@ def _binary_dtypes(op: str, a, b) -> tuple[DType, DType]:
     return common.compute, common
 
 
+# Tiny dense operands: the numba call and layout planning cost far more than the loop, so
+# NumPy's ufunc runs it on the flat runs directly (same results: same dtypes, same IEEE ops).
+_SMALL = 4096
+_SMALL_UFUNCS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+}
+_NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
+
+
+def _small_binary(op: str, a: Tensor, b: Tensor) -> Tensor | None:
+    ufunc = _SMALL_UFUNCS.get(op)
+    la, lb = a.layout, b.layout
+    if (
+        ufunc is None or a.dtype is not b.dtype or a.dtype not in _NATIVE or la.shape != lb.shape
+        or la.numel > _SMALL or not la.is_contiguous() or not lb.is_contiguous()
+    ):
+        return None
+    n, oa, ob = la.numel, la.offset, lb.offset
+    da, db = a._storage.data, b._storage.data
+    if oa < 0 or ob < 0 or oa + n > len(da) or ob + n > len(db):
+        return None  # let the validating path raise
+    out_dtype = dt.bool_ if op in _COMPARE else a.dtype
+    out = np.empty(n, out_dtype.np)
+    ufunc(da[oa : oa + n], db[ob : ob + n], out=out)
+    return _record(Tensor(wrap(out), Layout.contiguous(la.shape), out_dtype), op, (a, b), operands=(a, b))
+
+
 def binary(op: str, a, b) -> Tensor:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        small = _small_binary(op, a, b)
+        if small is not None:
+            return small
     if op not in kew.BINARY_OPS:
         raise StridedError(f"binary: unknown op {op!r}")
     for x in (a, b):

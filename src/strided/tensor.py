@@ -34,6 +34,19 @@ class Op:
         return f"Op({self.name}, {len(self.inputs)} inputs)"
 
 
+_OPS = None
+
+
+def _ops():
+    """The op layer (it imports this module, so it is fetched on first use, then kept)."""
+    global _OPS
+    if _OPS is None:
+        from . import ops
+
+        _OPS = ops
+    return _OPS
+
+
 def _tracked(inputs) -> bool:
     return any(isinstance(t, Tensor) and (t._is_var or t._op is not None) for t in inputs)
 
@@ -335,8 +348,7 @@ class Tensor:
     def recip(self): return self._unary("recip")
 
     def _binary(self, op: str, other, reverse: bool = False) -> "Tensor":
-        from .ops import binary
-
+        binary = _ops().binary
         return binary(op, other, self) if reverse else binary(op, self, other)
 
     def add(self, o): return self._binary("add", o)

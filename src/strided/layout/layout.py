@@ -7,6 +7,7 @@ Layout over the same buffer; nothing in this module ever touches memory.
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 from math import prod
 
 from ..errors import ShapeError, StridedIndexError
@@ -20,6 +21,8 @@ def _as_int(op: str, what: str, value) -> int:
 
 
 def _int_tuple(op: str, what: str, values) -> tuple[int, ...]:
+    if type(values) is tuple and all(type(v) is int for v in values):
+        return values  # the common case, on every view: already exact
     if isinstance(values, int) or hasattr(values, "__index__"):
         values = (values,)
     try:
@@ -144,6 +147,8 @@ class Layout:
     @classmethod
     def contiguous(cls, shape, offset: int = 0) -> "Layout":
         shape = _int_tuple("Layout.contiguous", "shape", shape)
+        if offset == 0 and cls is Layout:
+            return _contiguous(shape)
         return cls(shape, contiguous_strides(shape), offset)
 
     @classmethod
@@ -381,9 +386,7 @@ class Layout:
         return strided_blocks(self)
 
     def span(self) -> tuple[int, int]:
-        from .analysis import span
-
-        return span(self)
+        return _analysis.span(self)
 
     @property
     def cosize(self) -> int:
@@ -391,26 +394,26 @@ class Layout:
         return hi - lo
 
     def validate(self, buffer_len: int) -> "Layout":
-        from .analysis import validate
-
-        return validate(self, buffer_len)
+        return _analysis.validate(self, buffer_len)
 
     def is_non_overlapping(self) -> bool:
-        from .analysis import is_non_overlapping
-
-        return is_non_overlapping(self)
+        return _analysis.is_non_overlapping(self)
 
     def classify(self):
-        from .analysis import classify
-
-        return classify(self)
+        return _analysis.classify(self)
 
     def supports_reduce_fast_path(self) -> bool:
-        from .analysis import supports_reduce_fast_path
-
-        return supports_reduce_fast_path(self)
+        return _analysis.supports_reduce_fast_path(self)
 
     def decompose(self):
-        from .analysis import decompose
+        return _analysis.decompose(self)
 
-        return decompose(self)
+
+@lru_cache(maxsize=1024)
+def _contiguous(shape: tuple[int, ...]) -> Layout:
+    # Every fresh output asks for one; layouts are immutable, so one per shape serves all.
+    return Layout(shape, contiguous_strides(shape), 0)
+
+
+# Imported last: analysis builds on Layout, and methods above call it on every validation.
+from . import analysis as _analysis  # noqa: E402
