@@ -4,7 +4,9 @@ The dispatcher, ``_plan``, walks the source with ``NdIter(src, out_b)`` where
 ``out_b`` is the output's layout stretched back to the source's shape (stride 0
 on the reduced dims).  The source decides the order, so memory is read
 forwards whatever the layout (transposed, flipped, broadcast); merged dims are
-reduced ("R", output stride 0) or kept ("K").  Then one of two loops:
+reduced ("R", output stride 0) or kept ("K"); dims the source walks backwards
+are flipped first (not argmax/argmin's dim: its indices must stay logical).
+Then one of two loops:
 
 =======  =====================================  ==================================
 case     when                                   loop
@@ -16,13 +18,14 @@ INNER    the innermost merged dim is reduced    each output element reduces its
 OUTER    the innermost merged dim is kept       whole rows are accumulated into a
          (column sums of a row-major matrix)    vector of outputs, so memory is
                                                 read row after row, never down a
-                                                column; threads split the columns
+                                                column; threads split the columns,
+                                                or the rows into parts that each
+                                                fill a partial vector
 =======  =====================================  ==================================
 
 Above ``PARALLEL_MIN`` source elements the work runs under ``prange``, a few
-chunks per thread handed out dynamically; when there are too few outputs to
-share, INNER splits each output's reduced range and OUTER splits the rows into
-parts with a partial vector each, combined in order at the end.
+chunks per thread handed out dynamically; split reductions (partial results)
+are combined in order at the end.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
 sums accumulate in f32, integer and bool sums arrive with an int64 output).
