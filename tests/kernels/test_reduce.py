@@ -193,7 +193,7 @@ def _run_sum(src, lay, dims, dtype=np.float32):
 
 @pytest.mark.parametrize(
     "shape",
-    [(256, 256), (255, 257), (2, PARALLEL_MIN // 2 + 5), (PARALLEL_MIN + 3,), (3, 5, 4370), (4370, 3, 5), (9, 70, 111)],
+    [(256, 256), (255, 257), (2, PARALLEL_MIN // 2 + 5), (PARALLEL_MIN + 3,), (3, 5, 4370), (4370, 3, 5), (9, 70, 111), (50, 3, 200)],
 )
 def test_sizes_around_the_parallel_threshold(shape):
     rng = np.random.default_rng(0)

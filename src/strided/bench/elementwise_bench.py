@@ -8,7 +8,11 @@ writing into a preallocated ``out=`` laid out as ours ("out=").  Each library
 is timed in blocks of calls with a short pause between blocks, rotating the
 order, and the median call is reported.
 
-    PYTHONPATH=src python -m strided.bench.elementwise_bench [n ...]
+    PYTHONPATH=src python -m strided.bench.elementwise_bench [--threads N] [n ...]
+
+``--threads 1`` compares single-threaded kernels (ours, NumPy, PyTorch with
+one thread): on a shared machine this is the steadier measure of the loops
+themselves, since a parallel kernel waits for its slowest thread.
 """
 
 from __future__ import annotations
@@ -146,14 +150,27 @@ def _cases(n: int, torch):
         yield f"a.sum({dim})", red.plan(L, (dim,)), fns
 
 
-def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None) -> list[dict]:
+def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None, threads: int | None = None) -> list[dict]:
     """One dict per (case, size): median seconds per implementation and the ratios.
 
     ``ratio_fresh`` is ours (preallocated output, as the tensor layer's pool
     gives us) over the best peer that allocates its result; ``ratio_alloc``
     is ours+alloc over the same; ``ratio_out`` is ours over the best peer
-    writing into ``out=``: kernel against kernel.
+    writing into ``out=``: kernel against kernel.  ``threads`` sets strided's
+    and PyTorch's thread count for the run (restored afterwards).
     """
+    from .. import threads as _threads
+
+    saved = _threads.get_num_threads()
+    if threads:
+        _threads.set_num_threads(threads)
+    try:
+        return _run(sizes, rounds, per_block)
+    finally:
+        _threads.set_num_threads(saved)
+
+
+def _run(sizes, rounds, per_block) -> list[dict]:
     torch = _torch()
     rows = []
     for n in sizes:
@@ -192,5 +209,12 @@ def format_table(rows: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    sizes = tuple(int(x) for x in sys.argv[1:]) or (1024, 2048, 4096)
-    print(format_table(run(sizes)))
+    args = sys.argv[1:]
+    nthreads = None
+    if "--threads" in args:
+        i = args.index("--threads")
+        nthreads = int(args[i + 1])
+        del args[i : i + 2]
+    sizes = tuple(int(x) for x in args) or (1024, 2048, 4096)
+    print(f"threads: {nthreads or get_num_threads()}")
+    print(format_table(run(sizes, threads=nthreads)))

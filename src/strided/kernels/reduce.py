@@ -29,8 +29,8 @@ are combined in order at the end.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
 sums accumulate in f32, integer and bool sums arrive with an int64 output).
-Sums are pairwise: runs are summed in blocks of 512 elements (vectorised,
-several independent accumulators), blocks and runs are combined by a pairwise
+Sums are pairwise: runs are summed in leaves of 4096 elements (vectorised,
+32 independent partial sums), leaves and runs are combined by a pairwise
 cascade (INNER); rows are added into a block accumulator that is folded into the
 total every 64 rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
 pick the first occurrence of the extremum, and a NaN wins (the first one).
@@ -67,7 +67,7 @@ _jitable = register_jitable(error_model="numpy")
 _leaf_jitable = register_jitable(error_model="numpy", fastmath={"reassoc"})
 
 INNER, OUTER = "inner", "outer"
-BLOCK = 512  # elements per pairwise leaf
+BLOCK = 4096  # elements per leaf: long enough that the per-leaf cost (a horizontal sum, a push) is small
 FOLD = 64  # OUTER: rows per block accumulator
 MAX_WIDTH = 4096  # OUTER: columns per work item, so the accumulators stay in L1/L2
 CHUNKS_PER_THREAD = 4
