@@ -296,10 +296,18 @@ def cat(tensors, dim=0) -> Tensor:
         want = dt.promote(want, x.dtype)
     total = sum(x.shape[d] for x in tensors)
     out = empty(first.shape[:d] + (total,) + first.shape[d + 1 :], want)
+    outer = int(np.prod(out.shape[:d], dtype=np.int64))
+    inner = int(np.prod(out.shape[d + 1 :], dtype=np.int64))
+    rows = out._storage.data.reshape(outer, total * inner) if out.numel else None
     start = 0
     for x in tensors:
         n = x.shape[d]
-        if n:
+        if n and x.dtype is want and x.layout.is_contiguous() and x.numel:
+            # Dense input: candle's copy2d, one row of n*inner elements per outer index.
+            off, w = x.offset, n * inner
+            x.layout.validate(len(x._storage))
+            rows[:, start * inner : (start + n) * inner] = x._storage.data[off : off + outer * w].reshape(outer, w)
+        elif n:
             kcopy.copy_into(out._storage.data, out.layout.narrow(d, start, n), x._storage.data, x.layout)
         start += n
     return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(x.shape[d] for x in tensors))
