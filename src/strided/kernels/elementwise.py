@@ -51,6 +51,7 @@ max/min propagate NaN like NumPy; relu(nan) is nan.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -82,6 +83,9 @@ _INT = frozenset({"uint8", "uint32", "int64"})
 _BOOL = frozenset({"bool"})
 _NUMERIC = _FLOAT | _INT
 _ALL = _NUMERIC | _BOOL
+# numpy dtype -> its name; a dict lookup is far cheaper than ``dtype.name``, and
+# a non-native byte order is a different dtype, so it is rejected too.
+_NP_NAMES = {np.dtype(n): n for n in _ALL}
 
 TILE_MIN = 8  # TILED needs both tiled dims at least this long to pay for itself
 TILE = 128  # tile side: a 128 x 144 scratch tile of f32 is 72 KiB, L2-resident
@@ -902,7 +906,7 @@ def _check_buffer(op: str, what: str, buf) -> None:
             f"{op}: expected {what} to be a 1-D contiguous numpy array, got "
             + (f"an array of shape {buf.shape} and strides {buf.strides}" if isinstance(buf, np.ndarray) else type(buf).__name__)
         )
-    if buf.dtype.name not in _ALL or not buf.dtype.isnative:
+    if buf.dtype not in _NP_NAMES:
         raise DTypeError(
             f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
             f"(expected one of {', '.join(sorted(_ALL))}; convert f16/bf16 to f32 first)"
@@ -926,15 +930,27 @@ def _check_operands(op: str, out, out_layout: Layout, named) -> None:
                 f"(broadcast them first), got {what} of shape {lay.shape}"
             )
     for what, buf, lay in (("out", out, out_layout),) + tuple(named):
-        try:
-            lay.validate(len(buf))
-        except StridedError as e:
-            raise type(e)(f"{op}: {what}: {e}") from None
-    for n, s in zip(out_layout.shape, out_layout.stride):
-        if s == 0 and n > 1:
-            raise StridedError(
-                f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size {n})"
-            )
+        lo, hi = _reach(lay)
+        if lo < 0 or hi > len(buf):
+            try:
+                lay.validate(len(buf))
+            except StridedError as e:
+                raise type(e)(f"{op}: {what}: {e}") from None
+    if _writes_twice(out_layout):
+        raise StridedError(
+            f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _reach(lay: Layout) -> tuple[int, int]:
+    """The span a layout touches, (0, 0) when empty: cached, layouts repeat call after call."""
+    return lay.span() if lay.numel else (0, 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _writes_twice(lay: Layout) -> bool:
+    return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))
 
 
 def _flip_negative(layouts: list[Layout]) -> list[Layout]:
@@ -966,9 +982,25 @@ class Plan:
     nchunks: int
 
 
-def _plan(layouts: list[Layout]) -> Plan:
+def _plan(layouts) -> Plan:
     """The one place that chooses a path; ``layouts[0]`` is the output."""
-    layouts = _flip_negative(list(layouts))
+    return _plan_and_arrays(tuple(layouts), get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE)[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_and_arrays(layouts: tuple, nthreads: int, parallel_min: int, tile_min: int, tile: int):
+    """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
+    p = _choose(list(layouts), nthreads, parallel_min, tile_min, tile)
+    shape = np.array(p.shape, dtype=np.int64)
+    st = np.array(p.strides, dtype=np.int64).reshape(len(p.strides), len(p.shape))
+    offs = np.array(p.offsets, dtype=np.int64)
+    for a in (shape, st, offs):
+        a.flags.writeable = False
+    return p, shape, st, offs
+
+
+def _choose(layouts: list, nthreads: int, parallel_min: int, tile_min: int, tile: int) -> Plan:
+    layouts = _flip_negative(layouts)
     it = NdIter(*layouts)
     shape, strides, offsets = it.shape, it.strides, it.offsets
     numel = 1
@@ -978,8 +1010,8 @@ def _plan(layouts: list[Layout]) -> Plan:
     inner = [s[-1] for s in strides]
     if (
         nd >= 2
-        and shape[-1] >= TILE_MIN
-        and shape[-2] >= TILE_MIN
+        and shape[-1] >= tile_min
+        and shape[-2] >= tile_min
         and any(s[-1] != 0 and s[-2] != 0 and abs(s[-2]) < abs(s[-1]) for s in strides)
     ):
         path = TILED
@@ -989,13 +1021,12 @@ def _plan(layouts: list[Layout]) -> Plan:
         path = BCAST
     else:
         path = GENERAL
-    nthreads = get_num_threads()
-    parallel = numel >= PARALLEL_MIN and nthreads > 1
+    parallel = numel >= parallel_min and nthreads > 1
     if path == TILED:
         outer = 1
         for n in shape[:-2]:
             outer *= n
-        work = outer * (-(-shape[-2] // TILE)) * (-(-shape[-1] // TILE))
+        work = outer * (-(-shape[-2] // tile)) * (-(-shape[-1] // tile))
     else:
         work = numel
     # Several chunks per thread, handed out dynamically (``_launch``): a thread
@@ -1009,10 +1040,8 @@ def plan(out_layout: Layout, *layouts: Layout) -> Plan:
     return _plan([out_layout, *layouts])
 
 
-def _launch(ks: dict, bufs: tuple, p: Plan) -> None:
-    shape = np.array(p.shape, dtype=np.int64)
-    st = np.array(p.strides, dtype=np.int64).reshape(len(p.strides), len(p.shape))
-    offs = np.array(p.offsets, dtype=np.int64)
+def _launch(ks: dict, bufs: tuple, layouts: tuple) -> None:
+    p, shape, st, offs = _plan_and_arrays(layouts, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE)
     tiled = p.path == TILED
     k = ks[(tiled, p.parallel)]
     last = TILE if tiled else p.path
@@ -1028,7 +1057,7 @@ def _launch(ks: dict, bufs: tuple, p: Plan) -> None:
 
 
 def _dtype_ok(op: str, spec_dtypes, dtype: np.dtype, what: str) -> None:
-    if dtype.name not in spec_dtypes:
+    if _NP_NAMES.get(dtype) not in spec_dtypes:
         raise DTypeError(
             f"{op}: not dispatched for {what} dtype {dtype} (expected one of {', '.join(sorted(spec_dtypes))})"
         )
@@ -1071,8 +1100,7 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
         raise DTypeError(f"{op}: expected an output of dtype {src.dtype}, got {out.dtype}")
     if out_layout.numel == 0:
         return
-    p = _plan([out_layout, src_layout])
-    _launch(_kernel_set("u", op), (out, src), p)
+    _launch(_kernel_set("u", op), (out, src), (out_layout, src_layout))
 
 
 def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
@@ -1089,8 +1117,7 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
         raise DTypeError(f"{op}: expected an output of dtype {want}, got {out.dtype}")
     if out_layout.numel == 0:
         return
-    p = _plan([out_layout, a_layout, b_layout])
-    _launch(_kernel_set("b", op), (out, a, b), p)
+    _launch(_kernel_set("b", op), (out, a, b), (out_layout, a_layout, b_layout))
 
 
 def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
@@ -1104,5 +1131,4 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         raise DTypeError(f"where: expected a, b and out of one dtype, got {a.dtype}, {b.dtype} and {out.dtype}")
     if out_layout.numel == 0:
         return
-    p = _plan([out_layout, cond_layout, a_layout, b_layout])
-    _launch(_kernel_set("w", "where"), (out, cond, a, b), p)
+    _launch(_kernel_set("w", "where"), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))

@@ -40,6 +40,7 @@ max, min, argmax and argmin.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,7 @@ REDUCE_OPS = ("sum", "prod", "max", "min")
 ARG_REDUCE_OPS = ("argmax", "argmin")
 
 _DTYPES = frozenset({"float32", "float64", "uint8", "uint32", "int64", "bool"})
+_NP_DTYPES = frozenset(np.dtype(n) for n in _DTYPES)  # native byte order only
 _JIT = dict(cache=True, error_model="numpy")
 # Plain functions registered for jitted callers (see elementwise.py: a closure
 # over a dispatcher defeats numba's on-disk cache).
@@ -557,7 +559,7 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
         if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
             raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
                                + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
-        if buf.dtype.name not in _DTYPES or not buf.dtype.isnative:
+        if buf.dtype not in _NP_DTYPES:
             raise DTypeError(
                 f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
                 f"(expected one of {', '.join(sorted(_DTYPES))}; convert f16/bf16 to f32 first)"
@@ -583,16 +585,23 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
             f"with keepdim), got {out_layout.shape}"
         )
     for what, buf, lay in (("src", src, src_layout), ("out", out, out_layout)):
-        try:
-            lay.validate(len(buf))
-        except StridedError as e:
-            raise type(e)(f"{op}: {what}: {e}") from None
-    for n, s in zip(out_layout.shape, out_layout.stride):
-        if s == 0 and n > 1:
-            raise StridedError(
-                f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size {n})"
-            )
+        lo, hi = _reach(lay)
+        if lo < 0 or hi > len(buf):
+            try:
+                lay.validate(len(buf))
+            except StridedError as e:
+                raise type(e)(f"{op}: {what}: {e}") from None
+    if any(s == 0 and n > 1 for n, s in zip(out_layout.shape, out_layout.stride)):
+        raise StridedError(
+            f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
+        )
     return dims
+
+
+@functools.lru_cache(maxsize=4096)
+def _reach(lay: Layout) -> tuple[int, int]:
+    """The span a layout touches, (0, 0) when empty: cached, layouts repeat call after call."""
+    return lay.span() if lay.numel else (0, 0)
 
 
 @dataclass(frozen=True)
@@ -630,6 +639,25 @@ def _prod(t) -> int:
 
 
 def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = False) -> ReducePlan:
+    return _plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN)[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min):
+    """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
+    p = _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min)
+    arrays = (
+        np.array(p.kshape, dtype=np.int64),
+        np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape)),
+        np.array(p.rshape, dtype=np.int64),
+        np.array(p.rstrides, dtype=np.int64),
+    )
+    for a in arrays:
+        a.flags.writeable = False
+    return p, arrays
+
+
+def _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> ReducePlan:
     nd = src_layout.ndim
     red = set(dims)
     ob = Layout(
@@ -654,8 +682,7 @@ def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = F
     rshape = tuple(shape[i] for i in rd)
     rstrides = tuple(ss[i] for i in rd)
     numel = src_layout.numel
-    nthreads = get_num_threads()
-    parallel = numel >= PARALLEL_MIN and nthreads > 1
+    parallel = numel >= parallel_min and nthreads > 1
     # Several chunks per thread, handed out dynamically: a thread that the OS
     # preempts on a busy machine does not hold the others up.
     want = CHUNKS_PER_THREAD * nthreads
@@ -694,14 +721,7 @@ def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePl
     return _plan(src_layout, out_layout, dims)
 
 
-def _arrays(p: ReducePlan):
-    kshape = np.array(p.kshape, dtype=np.int64)
-    kst = np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape))
-    rshape = np.array(p.rshape, dtype=np.int64)
-    rst = np.array(p.rstrides, dtype=np.int64)
-    return kshape, kst, rshape, rst
-
-
+@functools.lru_cache(maxsize=64)
 def _identity(op: str, dtype: np.dtype) -> np.ndarray:
     if op == "sum":
         v = 0
@@ -714,7 +734,9 @@ def _identity(op: str, dtype: np.dtype) -> np.ndarray:
     else:
         info = np.iinfo(dtype)
         v = info.min if op == "max" else info.max
-    return np.array([v], dtype=dtype)
+    a = np.array([v], dtype=dtype)
+    a.flags.writeable = False
+    return a
 
 
 def _fill_out(out, out_layout: Layout, value: np.ndarray) -> None:
@@ -745,9 +767,10 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
             )
         _fill_out(out, out_layout, _identity(op, out.dtype))
         return
-    p = _plan(src_layout, out_layout, dims)
+    p, (kshape, kst, rshape, rst) = _plan_and_arrays(
+        src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN
+    )
     ident = _identity(op, out.dtype)
-    kshape, kst, rshape, rst = _arrays(p)
     k = _kernel_set(op)[(p.case, p.parallel)]
     so, oo = p.src_offset, p.out_offset
     if p.case == INNER and p.parallel:
@@ -793,12 +816,11 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
         return
     if src_layout.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
-    p = _plan(src_layout, out_layout, dims, for_arg=True)
+    p, (kshape, kst, _, _) = _plan_and_arrays(src_layout, out_layout, dims, True, get_num_threads(), PARALLEL_MIN)
     if not p.rshape:  # the dim has size 1: every index is 0
         _fill_out(out, out_layout, np.zeros(1, np.int64))
         return
     n, rs = p.rshape[0], p.rstrides[0]
-    kshape, kst, _, _ = _arrays(p)
     k = _kernel_set(op)[(p.case, p.parallel)]
     so, oo = p.src_offset, p.out_offset
     if p.case == INNER and p.parallel:
