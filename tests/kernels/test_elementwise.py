@@ -414,17 +414,36 @@ def test_tiled_matches_numpy(kind, dtype, data):
         assert p.path == ew.TILED
 
 
-@pytest.mark.parametrize("n0,n1", [(ew.TILE - 1, ew.TILE + 1), (ew.TILE, ew.TILE), (2 * ew.TILE + 3, ew.TILE_MIN), (ew.TILE_MIN, 3 * ew.TILE)])
+@pytest.mark.parametrize("n0,n1", [(63, 65), (64, 64), (1025, 1023), (2 * 1024 + 3, ew.TILE_MIN), (ew.TILE_MIN, 3 * 512 + 1)])
 def test_tile_edges(n0, n1):
+    """Partial tiles on either edge, exact multiples, thin matrices and batches of them."""
     rng = np.random.default_rng(2)
     L = Layout.contiguous((n0, n1))
     T = Layout.contiguous((n1, n0)).transpose(0, 1)
-    assert ew.plan(L, L, T).path == ew.TILED
+    p = ew.plan(L, L, T)
+    assert p.path == ew.TILED and ew.TILE_FLOOR <= p.tile <= ew.TILE_MAX
     _binary_check((n0, n1), L, T, L, rng)
     _binary_check((n0, n1), T.flip(0), L.flip(1), L, rng)
-    # a batch of transposed matrices
     B = Layout.contiguous((3, n1, n0)).transpose(1, 2)
-    _binary_check((3, n0, n1), Layout.contiguous((3, n0, n1)), B, Layout.contiguous((3, n0, n1)), rng)
+    if 3 * n0 * n1 < 4_000_000:
+        _binary_check((3, n0, n1), Layout.contiguous((3, n0, n1)), B, Layout.contiguous((3, n0, n1)), rng)
+
+
+def test_tile_side_follows_the_itemsize():
+    L = Layout.contiguous((4096, 4096))
+    T = L.transpose(0, 1)
+    saved = ew.get_num_threads
+    ew.get_num_threads = lambda: 1
+    try:
+        assert ew.plan(L, L, T, itemsize=4).tile == ew.TILE_BYTES // 4  # a page per tile row
+        assert ew.plan(L, L, T, itemsize=8).tile == ew.TILE_BYTES // 8
+        assert ew.plan(L, L, T, itemsize=1).tile == ew.TILE_MAX
+        small = Layout.contiguous((300, 300))
+        ew.get_num_threads = lambda: 2
+        p = ew.plan(small, small, small.transpose(0, 1))
+        assert p.parallel and p.work >= 4  # smaller tiles, so that both threads get some
+    finally:
+        ew.get_num_threads = saved
 
 
 @settings(max_examples=60)
