@@ -314,10 +314,10 @@ def _violations(proc, category):
 
 
 _OPEN_CRASH = {
-    "overflow_stride": "strides beyond int64 on size-1 dims (a valid view) make matmul (linalg.matmul / "
-    "kernels.matmul batch walk) and index_select (kernels/index.py) raise OverflowError from np.int64 "
-    "conversions; size-1 strides never move the address, so dropping them (or refusing such strides in "
-    "Layout.validate) gives a right result or a StridedError",
+    "overflow_stride": "strides beyond int64 on size-1 dims (a valid view, e.g. stride 2**70) reach numba "
+    "as Python ints: matmul (linalg._float_matmul -> kernels.matmul._pack) and index_select (kernels/index.py) "
+    "raise numba TypingError or OverflowError; size-1 strides never move the address, so dropping them (or "
+    "refusing strides outside int64 in Layout.validate / as_strided) gives a right result or a StridedError",
     "huge_shape": "no allocation guard: storage.alloc (called by tensor.empty, ops._dense, linalg.matmul, "
     "kernels.copy scratch) calls np.empty for any size, so a 4 TiB result raises MemoryError (or ValueError) "
     "instead of a StridedError naming the op and the size",
