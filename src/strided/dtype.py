@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from .errors import DTypeError
+from .errors import DTypeError, StridedError
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,3 +136,21 @@ def promote_scalar(t: DType, value) -> DType:
     if isinstance(value, (float, np.floating)):
         return t if t.is_float else f64
     raise DTypeError(f"dtype: unsupported scalar {value!r} of type {type(value).__name__}")
+
+
+def scalar_array(op: str, value, d: DType) -> np.ndarray:
+    """A one-element buffer of dtype ``d`` holding ``value``; a Python int that ``d`` cannot hold
+    is refused (NumPy 2 raises too) instead of wrapping.  Ints reach float dtypes through
+    Python's float, which ml_dtypes' bf16 needs for ints beyond int64."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if d.is_float:
+            try:
+                value = float(value)
+            except OverflowError:
+                raise StridedError(f"{op}: the integer {value} is too large for {d}") from None
+        elif d.kind != "b":
+            info = np.iinfo(d.np)
+            if not info.min <= value <= info.max:
+                raise StridedError(f"{op}: the integer {value} is out of range for {d} [{info.min}, {info.max}]")
+    with np.errstate(over="ignore"):  # a float beyond the dtype's range rounds to inf, as NumPy's cast
+        return np.array([value], dtype=d.np)

@@ -402,7 +402,12 @@ def np_binary(op: str, a, b) -> np.ndarray:
     comp, want = _binary_dtypes(op, a, b)
     np.broadcast_shapes(np.shape(a) if isinstance(a, np.ndarray) else (),
                         np.shape(b) if isinstance(b, np.ndarray) else ())
-    x, y = _as_operand(a, _cname(comp)), _as_operand(b, _cname(comp))
+    if op in COMPARE and _cname(comp) in INTS:
+        # NumPy 2 compares an integer array with any Python int exactly, even one outside the
+        # dtype (NEP 50): the scalar stays a Python int here
+        x, y = (v.astype(NP[_cname(comp)]) if isinstance(v, np.ndarray) else int(_scalar_value(v)) for v in (a, b))
+    else:
+        x, y = _as_operand(a, _cname(comp)), _as_operand(b, _cname(comp))
     if op == "pow":
         if comp in FLOATS:
             r = np.power(x, y)
@@ -702,13 +707,14 @@ def _np_write(side: NpSide, step) -> NpTensor:
         if isinstance(v, float) and d in INTS and _unsafe_to_int(np.array(v), d).any():
             raise Undefined("a float scalar outside the integer range")
         sv = _as_operand(sv, d)
-    np.broadcast_shapes(sv.shape, dst.arr.shape)
     if sv.ndim > dst.arr.ndim:
         # t[idx] = v drops leading size-1 dims of v (NumPy and PyTorch); copy_ and t += x do not
         extra = sv.shape[: sv.ndim - dst.arr.ndim]
         if kind != "setitem" or any(n != 1 for n in extra):
             raise Expected("the source has more dims than the destination")
         sv = sv.reshape(sv.shape[len(extra):])
+    if np.broadcast_shapes(sv.shape, dst.arr.shape) != dst.arr.shape:  # one way: the source stretches
+        raise Expected(f"source {sv.shape} does not broadcast to destination {dst.arr.shape}")
     if dst.arr.size == 0:
         return T[dst_i]
     alias, off = side.writable(dst)

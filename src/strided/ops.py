@@ -22,7 +22,7 @@ from .kernels import reduce as kred
 from .layout import Layout
 from .layout.layout import broadcast_shapes, norm_dim
 from .storage import alloc, wrap
-from .tensor import Op, Tensor, _tracked, empty, from_numpy
+from .tensor import Op, Tensor, _tracked, empty, from_numpy, full
 
 # Ops that produce floats from any input (NumPy gives f64 for integer input).
 _FLOAT_UNARY = {"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip"}
@@ -45,7 +45,7 @@ def _finish(out: Tensor, want: DType) -> Tensor:
     return out if out.dtype is want else out.to_dtype(want)
 
 
-def _operands(values, comp: DType, shape) -> tuple[list, list]:
+def _operands(op: str, values, comp: DType, shape) -> tuple[list, list]:
     """Flat buffers and broadcast layouts of tensors and scalars, in the compute dtype."""
     bufs, lays = [], []
     for x in values:
@@ -54,7 +54,7 @@ def _operands(values, comp: DType, shape) -> tuple[list, list]:
             bufs.append(x._storage.data)
             lays.append(x.layout.broadcast_as(shape))
         else:  # a scalar is one element read through stride-0 dims
-            bufs.append(np.array([x], dtype=comp.np))
+            bufs.append(dt.scalar_array(op, x, comp))
             lays.append(Layout((), ()).broadcast_as(shape))
     return bufs, lays
 
@@ -139,6 +139,32 @@ def _small_binary(op: str, a: Tensor, b: Tensor) -> Tensor | None:
     return _record(Tensor(wrap(out), Layout.contiguous(la.shape), out_dtype), op, (a, b), operands=(a, b))
 
 
+# A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
+# every value of the dtype?  The mirrored question for v below every value is its negation,
+# except for eq and ne, which never and always hold.
+_ABOVE = {"lt": True, "le": True, "gt": False, "ge": False}
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _int_beyond(op: str, a, b, comp: DType) -> bool | None:
+    """The constant result of comparing an integer tensor with a Python int outside its dtype."""
+    first = not isinstance(a, Tensor)
+    v = a if first else b
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    info = np.iinfo(comp.np)
+    if info.min <= v <= info.max:
+        return None
+    if op in ("eq", "ne"):
+        return op == "ne"
+    above = _ABOVE[_MIRROR[op] if first else op]
+    return above if v > info.max else not above
+
+
+def _tensors(*xs) -> tuple:
+    return tuple(x for x in xs if isinstance(x, Tensor))
+
+
 def binary(op: str, a, b) -> Tensor:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         small = _small_binary(op, a, b)
@@ -153,13 +179,16 @@ def binary(op: str, a, b) -> Tensor:
     sa = a.shape if isinstance(a, Tensor) else ()
     sb = b.shape if isinstance(b, Tensor) else ()
     shape = broadcast_shapes(op, sa, sb)
-    bufs, lays = _operands((a, b), comp, shape)
+    if op in _COMPARE and comp.kind in "iu":
+        beyond = _int_beyond(op, a, b, comp)
+        if beyond is not None:  # NumPy 2 compares such ints exactly: the answer is the same everywhere
+            return _record(full(shape, beyond, dt.bool_), op, _tensors(a, b), operands=(a, b))
+    bufs, lays = _operands(op, (a, b), comp, shape)
     out_dtype = dt.bool_ if op in _COMPARE else comp
     lay = kew.output_layout(shape, *lays)
     out = _dense(lay, out_dtype)
     kew.binary(op, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
-    inputs = tuple(x for x in (a, b) if isinstance(x, Tensor))
-    return _record(_finish(out, want), op, inputs, operands=(a, b))
+    return _record(_finish(out, want), op, _tensors(a, b), operands=(a, b))
 
 
 def where(cond, a, b) -> Tensor:
@@ -175,14 +204,13 @@ def where(cond, a, b) -> Tensor:
         "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()
     )
     c = cond if cond.dtype is dt.bool_ else cond.detach().to_dtype(dt.bool_)
-    bufs, lays = _operands((a, b), comp, shape)
+    bufs, lays = _operands("where", (a, b), comp, shape)
     bufs.insert(0, c._storage.data)
     lays.insert(0, c.layout.broadcast_as(shape))
     lay = kew.output_layout(shape, *lays[1:])
     out = _dense(lay, comp)
     kew.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)
-    inputs = tuple(x for x in (cond, a, b) if isinstance(x, Tensor))
-    return _record(_finish(out, want), "where", inputs, operands=(cond, a, b))
+    return _record(_finish(out, want), "where", _tensors(cond, a, b), operands=(cond, a, b))
 
 
 # ---------------------------------------------------------------------------

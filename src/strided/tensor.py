@@ -408,6 +408,8 @@ class Tensor:
 
     def __and__(self, o): return self._binary("logical_and", o)
     def __or__(self, o): return self._binary("logical_or", o)
+    def __rand__(self, o): return self._binary("logical_and", o, True)
+    def __ror__(self, o): return self._binary("logical_or", o, True)
     def __invert__(self): return self._unary("not")
 
     def sum(self, dim=None, keepdim: bool = False):
@@ -473,6 +475,8 @@ def _rebuild(arr: np.ndarray, dtype_name: str) -> Tensor:
 
 
 def _as_numpy_view(buf: np.ndarray, lay: Layout) -> np.ndarray:
+    if lay.ndim > 64:
+        raise StridedError(f"numpy: NumPy arrays hold at most 64 dims, this tensor has {lay.ndim} (shape {lay.shape})")
     item = buf.itemsize
     if lay.numel == 0:
         return np.empty(lay.shape, buf.dtype)
@@ -502,7 +506,7 @@ def ones(shape, dtype=dt.f32) -> Tensor:
 def full(shape, value, dtype=None) -> Tensor:
     dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(value)
     t = empty(shape, dtype)
-    t._storage.data.fill(value)
+    t._storage.data.fill(dt.scalar_array("full", value, dtype)[0])
     return t
 
 
@@ -693,6 +697,15 @@ def _write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
     data = dst._storage.data
     if not data.flags.writeable:
         raise StridedError(f"{op}: the destination buffer is read-only")
+    if isinstance(src, Tensor):
+        src_t = src
+    elif isinstance(src, np.ndarray):
+        src_t = from_numpy(src)
+    elif isinstance(src, (numbers.Number, np.generic)):
+        src_t = Tensor(wrap(dt.scalar_array(op, src, dst.dtype)), Layout((), ()), dst.dtype)
+    else:
+        src_t = tensor(src, dtype=dst.dtype)
+    src_lay = _source_layout(op, src_t, dst.shape)
     if dst.numel == 0:
         return
     if not allow_overlap and not _non_overlapping(dst.layout, is_non_overlapping):
@@ -700,25 +713,13 @@ def _write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
             f"{op}: the destination view {dst.layout} has elements sharing memory; "
             "writing through it would be ambiguous (pass allow_overlap=True to write anyway)"
         )
-    if isinstance(src, Tensor):
-        src_t = src
-    elif isinstance(src, np.ndarray):
-        src_t = from_numpy(src)
-    elif isinstance(src, (numbers.Number, np.generic)):
-        src_t = Tensor(wrap(np.array([src], dtype=dst.dtype.np)), Layout((), ()), dst.dtype)
-    else:
-        src_t = tensor(src, dtype=dst.dtype)
-    try:
-        src_lay = src_t.layout.broadcast_as(dst.shape)
-    except ShapeError:
-        raise ShapeError(f"{op}: cannot broadcast source of shape {src_t.shape} to destination shape {dst.shape}") from None
     # Copy through a temporary only when source and destination really share memory
     # (NumPy does the same since 1.13: x[...] = x.T and x[1:] = x[:-1] come out right).
     if same_buffer(src_t, dst) and (
         not _same_base(src_t, dst) or _overlap_exact(overlaps, src_lay, dst.layout)
     ):
         src_t = src_t.copy()
-        src_lay = src_t.layout.broadcast_as(dst.shape)
+        src_lay = _source_layout(op, src_t, dst.shape)
     dst_lay = dst.layout
     if allow_overlap:
         # A broadcast destination stores one value per address: keep the last write, as a
@@ -727,6 +728,20 @@ def _write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
             if st == 0 and n > 1:
                 dst_lay, src_lay = dst_lay.narrow(d, n - 1, 1), src_lay.narrow(d, n - 1, 1)
     copy_into(data, dst_lay, src_t._storage.data, src_lay)
+
+
+def _source_layout(op: str, src: Tensor, shape: tuple) -> Layout:
+    """The source's layout broadcast to the destination's shape.  Assignment (``t[0] = v[None]``)
+    drops leading size-1 dims of the source first, as NumPy and PyTorch do; ``copy_`` and
+    in-place ops broadcast strictly, as PyTorch's ``copy_`` and NumPy's ``+=`` do."""
+    lay = src.layout
+    extra = lay.ndim - len(shape)
+    if op == "setitem" and extra > 0 and all(n == 1 for n in lay.shape[:extra]):
+        lay = Layout(lay.shape[extra:], lay.stride[extra:], lay.offset)
+    try:
+        return lay.broadcast_as(shape)
+    except ShapeError:
+        raise ShapeError(f"{op}: cannot broadcast source of shape {src.shape} to destination shape {shape}") from None
 
 
 def _same_base(a: Tensor, b: Tensor) -> bool:

@@ -123,6 +123,48 @@ def test_comparisons(op, data):
     np.testing.assert_array_equal(got.numpy(), getattr(np, {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}[op])(ra, rb))
 
 
+_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@pytest.mark.parametrize("np_dtype", [np.uint8, np.int64])
+@pytest.mark.parametrize("v", [-1, 256, -(2**63) - 1, 2**64, 2**70])
+def test_comparison_with_any_python_int_is_exact_like_numpy(np_dtype, v):
+    """NumPy 2 compares with ints outside the dtype exactly; so do we, scalar on either side."""
+    vals = np.array([0, 7, 255], dtype=np_dtype)
+    t = sd.tensor(vals)
+    for op, sym in _OPS.items():
+        for got, want in [(eval(f"t {sym} v"), eval(f"vals {sym} v")), (eval(f"v {sym} t"), eval(f"v {sym} vals"))]:
+            assert got.dtype is sd.bool
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{op} {v}")
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t - (-1), lambda t: t + 256, lambda t: sd.where(t > 0, t, -1), lambda t: t.fill_(300),
+    lambda t: t.__setitem__(0, -1), lambda t: t.copy_(2**64), lambda t: sd.full((2,), -1, "u8"),
+])
+def test_python_int_outside_the_dtype_is_refused(call):
+    """NumPy 2 raises OverflowError on these; strided names the op and the range."""
+    t = sd.tensor(np.array([0, 7, 255], dtype=np.uint8))
+    with pytest.raises(sd.StridedError, match=r"out of range for strided.u8 \[0, 255\]"):
+        call(t)
+
+
+def test_huge_python_int_into_floats():
+    """bf16 takes an int beyond int64 through float (ml_dtypes alone refuses it); an int beyond
+    any float is refused, as NumPy's float conversion refuses it."""
+    t = sd.zeros(3, "bf16")
+    t.fill_(2**70)
+    np.testing.assert_array_equal(t.numpy().astype(np.float64), np.full(3, float(2**70)))
+    with pytest.raises(sd.StridedError, match="too large"):
+        sd.zeros(3) + 10**400
+
+
+def test_reflected_logical_ops():
+    b = sd.tensor([True, False, True])
+    np.testing.assert_array_equal((False | b).numpy(), [True, False, True])
+    np.testing.assert_array_equal((True & b).numpy(), [True, False, True])
+
+
 @given(st.sampled_from(["sum", "max", "min", "mean"]), st.data())
 def test_reductions_any_dims_any_layout(op, data):
     a, ra = data.draw(operand(np.float64))

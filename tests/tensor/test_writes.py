@@ -77,6 +77,33 @@ def test_writing_into_an_overlapping_view_is_an_error():
     assert t.tolist() == [5.0, 5.0, 5.0, 5.0]
 
 
+def test_source_leading_size_one_dims_are_dropped_like_numpy():
+    for dst_shape, src_shape, index in [((3, 4), (1, 4), 0), ((3, 4), (1, 1, 2, 4), slice(0, 2)), ((2,), (1, 1), ...)]:
+        want = np.zeros(dst_shape, np.float32)
+        src = np.arange(np.prod(src_shape), dtype=np.float32).reshape(src_shape) + 1
+        want[index] = src
+        t = sd.zeros(dst_shape)
+        t[index] = sd.tensor(src)
+        np.testing.assert_array_equal(t.numpy(), want)
+    with pytest.raises(sd.ShapeError, match=r"cannot broadcast source of shape \(2, 4\)"):
+        sd.zeros((3, 4))[0] = sd.zeros((2, 4))  # only size-1 leading dims go
+    t = sd.zeros(4)
+    with pytest.raises(sd.ShapeError, match="copy_"):
+        t.copy_(sd.ones((1, 4)))  # PyTorch refuses this too
+    with pytest.raises(sd.ShapeError, match="in-place add"):
+        t += sd.ones((1, 4))  # NumPy: non-broadcastable output operand
+
+
+@pytest.mark.parametrize("src", [sd.zeros((2, 1)), sd.zeros((5, 1, 1)), -1, [1, 2]])
+def test_an_empty_destination_still_checks_the_source(src):
+    """NumPy checks shape and value before it sees that nothing is written."""
+    t = sd.zeros((3, 1), "u8")
+    with pytest.raises(sd.StridedError):
+        t[1:1] = src
+    with pytest.raises(sd.StridedError):
+        t[1:1].copy_(src)
+
+
 def test_read_only_buffers_refuse_writes():
     a = np.arange(4.0)
     a.flags.writeable = False
