@@ -313,24 +313,7 @@ def _violations(proc, category):
     return [v for v in res["violations"] if v["category"] == category]
 
 
-_OPEN_CRASH = {
-    "overflow_stride": "strides beyond int64 on size-1 dims (a valid view, e.g. stride 2**70) reach numba "
-    "as Python ints: matmul (linalg._float_matmul -> kernels.matmul._pack) and index_select (kernels/index.py) "
-    "raise numba TypingError or OverflowError; size-1 strides never move the address, so dropping them (or "
-    "refusing strides outside int64 in Layout.validate / as_strided) gives a right result or a StridedError",
-    "huge_shape": "no allocation guard: storage.alloc (called by tensor.empty, ops._dense, linalg.matmul, "
-    "kernels.copy scratch) calls np.empty for any size, so a 4 TiB result raises MemoryError (or ValueError) "
-    "instead of a StridedError naming the op and the size",
-    "int64_numel": "views with more than 2**63-1 elements: np.empty raises ValueError, reduce/arg_reduce "
-    "raise OverflowError converting sizes to int64; Layout.validate (or as_strided) should refuse them",
-}
-CATEGORY_PARAMS = [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_OPEN_CRASH[c])) if c in _OPEN_CRASH else c
-    for c in CATEGORIES
-]
-
-
-@pytest.mark.parametrize("category", CATEGORY_PARAMS)
+@pytest.mark.parametrize("category", CATEGORIES)
 def test_every_kernel_raises_strided_error_or_is_right(crash_run, category):
     """Each call on each (shape, stride, offset) either raises a StridedError or returns NumPy's
     values; random small views must work; results beyond memory must be refused before allocating."""
@@ -439,12 +422,12 @@ def test_rank_beyond_numpy_computes_or_raises_clearly(rank):
         _same(got, theirs(), f"rank {rank}: {name}")
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.numpy() (tensor._as_numpy_view) lets NumPy's ValueError "
-                   "'number of dimensions must be within [0, 64]' escape for rank > 64; expected a StridedError")
 def test_numpy_of_rank_beyond_64_raises_strided_error():
     t = sd.zeros((1,) * 65)
     with pytest.raises(sd.StridedError, match="64"):
         t.numpy()
+    text = repr(t)  # printing never fails: the values are elided
+    assert text.startswith("tensor([...],") and text.endswith("dtype=f32)"), text
 
 
 # ---------------------------------------------------------------------------

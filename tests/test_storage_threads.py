@@ -64,6 +64,17 @@ def test_pool_off_and_bounded(pool):
         sd.set_buffer_pool(-1)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: sd.empty((2**20, 2**20)),
+    lambda: sd.zeros((1,)).expand((2**20, 2**20)) + 1,
+    lambda: sd.zeros((2**21, 1)) @ sd.zeros((1, 2**21)),
+])
+def test_results_beyond_memory_are_refused_before_allocating(make):
+    """4 TiB and 16 TiB results: a StridedError naming the op and the size, not a MemoryError."""
+    with pytest.raises(sd.StridedError, match=r"cannot allocate \d+ elements of float32 \(\d+\.\d GiB\): more than"):
+        make()
+
+
 def test_default_threads_respect_affinity_and_quota(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7})
     monkeypatch.setattr(threads, "_cgroup_quota", lambda: 2.5)

@@ -103,7 +103,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
     for d in batch:
         nbatch *= d
     numel = nbatch * m * n
-    store = alloc(numel, comp.np)
+    store = alloc(numel, comp.np, "matmul")
     cbuf = store.data
     if numel and k == 0:
         cbuf.fill(0)
@@ -117,7 +117,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
             _int_matmul(abuf, a_stride[-2:], bbuf, b_stride[-2:], cbuf, m, n, k, walk, comp)
 
     if want is not comp:  # f16/bf16: computed in f32, rounded once here
-        rounded = alloc(numel, want.np)
+        rounded = alloc(numel, want.np, "matmul")
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even
         store = rounded

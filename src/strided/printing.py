@@ -192,11 +192,16 @@ def _nested(a: np.ndarray, shape: tuple, indent: int, summarize: bool, fmt: _For
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
+_NUMPY_MAXDIMS = 64
+
+
 def format_values(t, indent: int = 0) -> str:
     """The bracketed values of ``t`` as PyTorch's repr prints them (``[]`` when empty)."""
     opts = _OPTS
     if t.numel == 0:
         return "[]"
+    if t.ndim > _NUMPY_MAXDIMS:  # values are read through NumPy, which stops at 64 dims
+        return "[...]"
     a = t.numpy()
     summarize = t.numel > opts.threshold
     if summarize:

@@ -126,15 +126,43 @@ class Storage:
             _pool.give(raw)
 
 
-def alloc(numel: int, np_dtype: np.dtype) -> Storage:
-    """An uninitialised buffer of ``numel`` elements, recycled when possible."""
+def _memory_limit() -> int:
+    """Bytes this process may hold at most: physical memory, or the cgroup's limit when lower."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            raw = f.read().strip()
+        if raw != "max":
+            limit = min(limit, int(raw))
+    except (OSError, ValueError):
+        pass
+    return limit
+
+
+_MEMORY_LIMIT = _memory_limit()
+
+
+def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
+    """An uninitialised buffer of ``numel`` elements, recycled when possible.
+
+    A size beyond the machine's memory is refused up front: asking the OS would fail late
+    (MemoryError) or succeed lazily and die on first touch."""
     np_dtype = np.dtype(np_dtype)
     nbytes = numel * np_dtype.itemsize
+    if nbytes > _MEMORY_LIMIT:
+        raise StridedError(
+            f"{op}: cannot allocate {numel} elements of {np_dtype} ({nbytes / 2**30:.1f} GiB): "
+            f"more than this machine's memory ({_MEMORY_LIMIT / 2**30:.1f} GiB)"
+        )
     raw = _pool.take(nbytes)
     if raw is None:
-        if nbytes < _MIN_POOLED:
-            return Storage(np.empty(numel, np_dtype))
-        raw = np.empty(nbytes, np.uint8)
+        try:
+            if nbytes < _MIN_POOLED:
+                return Storage(np.empty(numel, np_dtype))
+            raw = np.empty(nbytes, np.uint8)
+        except MemoryError:
+            raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} "
+                               f"({nbytes / 2**30:.1f} GiB)") from None
     return Storage(raw.view(np_dtype), raw)
 
 

@@ -77,3 +77,30 @@ def test_slice_follows_python_semantics():
     for sl in [slice(None, None, -1), slice(8, 2, -3), slice(-3, None), slice(20, 30), slice(None, None, 4)]:
         got = lay.slice(0, sl.start, sl.stop, sl.step)
         assert list(got.strided_index()) == list(range(10))[sl]
+
+
+def test_a_step_past_the_end_keeps_strides_in_int64():
+    """t[::2**70] selects one element; its stride must still fit the int64 kernels index with."""
+    lay = Layout((5, 3), (3, 1), 0)
+    for step in (2**70, -(2**70), 5, 6):
+        got = lay.slice(0, None, None, step)
+        assert got.shape == (1, 3) and abs(got.stride[0]) < 2**63
+        want_start = 0 if step > 0 else 4
+        assert list(got.strided_index()) == [want_start * 3 + j for j in range(3)]
+
+
+@pytest.mark.parametrize("lay,what", [
+    (Layout((1, 2), (2**70, 1)), "stride"),
+    (Layout((2, 0), (1, 1), -(2**63) - 1), "offset"),
+    (Layout((2**63, 0), (0, 1)), "shape"),
+    (Layout((2**32, 2**32), (0, 0)), "numel"),
+])
+def test_validate_refuses_what_int64_cannot_index(lay, what):
+    with pytest.raises(StridedError, match=r"validate: .*does not fit in int64"):
+        lay.validate(1 << 20)
+
+
+def test_broadcast_beyond_int64_elements_is_refused_like_numpy():
+    with pytest.raises(ShapeError, match=r"broadcast_as: .*more than int64"):
+        Layout((1,), (1,)).broadcast_as((2**40, 2**40))
+    assert Layout((1,), (1,)).broadcast_as((2**31, 2**31)).numel == 2**62  # below the line: allowed

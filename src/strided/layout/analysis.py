@@ -105,22 +105,32 @@ def span(layout: Layout) -> tuple[int, int]:
     return lo, hi + 1
 
 
-def validate(layout: Layout, buffer_len: int) -> Layout:
-    """Return the layout when every element lies in ``[0, buffer_len)``, else raise LayoutBoundsError.
+_INT64_MAX = 2**63 - 1
 
-    An empty layout touches nothing and always passes."""
+
+def validate(layout: Layout, buffer_len: int) -> Layout:
+    """Return the layout when every element lies in ``[0, buffer_len)`` and every integer of it
+    fits in int64, else raise LayoutBoundsError.  An empty layout touches nothing: only its
+    integers are checked."""
     _check_layout("validate", layout)
     try:
         buffer_len = operator.index(buffer_len)
     except TypeError:
         raise ShapeError(f"validate: expected an integer buffer length, got {buffer_len!r}") from None
-    if layout.numel == 0:
-        return layout
-    lo, hi = span(layout)
-    if lo < 0 or hi > buffer_len:
+    if layout.numel:
+        lo, hi = span(layout)
+        if lo < 0 or hi > buffer_len:
+            raise LayoutBoundsError(
+                f"validate: layout out of bounds: shape {layout.shape}, stride {layout.stride}, "
+                f"offset {layout.offset} spans [{lo}, {hi}) but the buffer holds {buffer_len} elements"
+            )
+    # In bounds is not enough: kernels index with int64, and a size-1 dim's stride or an empty
+    # layout's sizes are free to be anything.
+    ints = layout.shape + layout.stride + (layout.offset, layout.numel)
+    if any(not -_INT64_MAX - 1 <= v <= _INT64_MAX for v in ints):
         raise LayoutBoundsError(
-            f"validate: layout out of bounds: shape {layout.shape}, stride {layout.stride}, "
-            f"offset {layout.offset} spans [{lo}, {hi}) but the buffer holds {buffer_len} elements"
+            f"validate: layout shape {layout.shape}, stride {layout.stride}, offset {layout.offset} "
+            f"(numel {layout.numel}) does not fit in int64"
         )
     return layout
 

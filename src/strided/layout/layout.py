@@ -249,9 +249,13 @@ class Layout:
         d = norm_dim("slice", dim, self.ndim)
         if step is not None and _as_int("slice", "step", step) == 0:
             raise ShapeError(f"slice: step must be nonzero, got 0 for dim {d} (shape {self.shape})")
-        r = range(*slice(start, stop, step).indices(self.shape[d]))
+        n = self.shape[d]
+        r = range(*slice(start, stop, step).indices(n))
         offset = self.offset + r.start * self.stride[d] if len(r) else self.offset
-        return self._replace(d, len(r), self.stride[d] * r.step, offset)
+        # A step past the dim's end selects at most one element, as a step of n does; clamping
+        # keeps the stride in int64 range (t[::2**70] must not hand kernels a 2**70 stride).
+        step = r.step if abs(r.step) <= n else (n if r.step > 0 else -n)
+        return self._replace(d, len(r), self.stride[d] * step, offset)
 
     def select(self, dim, index: int) -> "Layout":
         d = norm_dim("select", dim, self.ndim)
@@ -307,7 +311,10 @@ class Layout:
                 raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target}")
         if any(n < 0 for n in out_shape):
             raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (-1 in a new dim)")
-        return Layout(out_shape, out_stride, self.offset)
+        out = Layout(out_shape, out_stride, self.offset)
+        if out.numel >= 2**63:  # the only view that adds elements: keep every count in int64, as NumPy does
+            raise ShapeError(f"broadcast_as: {self.shape} to {target} gives {out.numel} elements, more than int64 holds")
+        return out
 
     def unsqueeze(self, dim) -> "Layout":
         d = norm_dim("unsqueeze", dim, self.ndim, extra=1)
