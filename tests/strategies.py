@@ -136,3 +136,71 @@ def layouts_of_shape(draw, shape, allow_broadcast=True):
     lay = Layout(shape, stride, offset)
     lo, hi = lay.span()
     return lay, max(hi, 1) + draw(st.integers(0, 2))
+
+
+# ---------------------------------------------------------------------------
+# buffers and destinations for kernel tests
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+
+
+def random_buffer(rng, dtype, n) -> np.ndarray:
+    """Random bit patterns (NaNs with payloads included): a same-dtype copy must keep every bit."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, n).astype(np.bool_)
+    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype)
+
+
+def span(lay: Layout) -> tuple[int, int]:
+    """Lowest and one-past-highest offset, computed here rather than trusted from Layout."""
+    if prod(lay.shape) == 0:
+        return lay.offset, lay.offset
+    lo = hi = lay.offset
+    for n, s in zip(lay.shape, lay.stride):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    return lo, hi + 1
+
+
+def np_view(buf: np.ndarray, lay: Layout) -> np.ndarray:
+    """The NumPy view of ``lay`` over ``buf`` (checked to lie inside it first)."""
+    if prod(lay.shape) == 0:
+        return np.empty(lay.shape, buf.dtype)
+    lo, hi = span(lay)
+    assert 0 <= lo and hi <= len(buf), (lay, len(buf))
+    return np.lib.stride_tricks.as_strided(
+        buf[lay.offset:], lay.shape, tuple(s * buf.itemsize for s in lay.stride), writeable=True
+    )
+
+
+@st.composite
+def dst_layouts(draw, shape):
+    """A non-overlapping layout of ``shape``: any dim order, gaps, flips, an offset; and its buffer length."""
+    nd = len(shape)
+    order = draw(st.permutations(range(nd))) if nd else []
+    stride = [0] * nd
+    acc = 1
+    for d in reversed(order):
+        gap = draw(st.sampled_from([1, 1, 2, 3]))
+        stride[d] = acc * gap
+        acc *= max(shape[d], 1) * gap
+    offset = draw(st.integers(0, 3))
+    for d in range(nd):
+        if draw(st.integers(0, 3)) == 0:
+            stride[d] = -stride[d]
+            offset += max(shape[d] - 1, 0) * -stride[d]
+    lay = Layout(shape, stride, offset)
+    return lay, span(lay)[1] + draw(st.integers(0, 2))
+
+
+@st.composite
+def destinations(draw, shape):
+    """Contiguous with an offset, or any dim order with gaps and flips; and the buffer length."""
+    if draw(st.booleans()):
+        off = draw(st.integers(0, 3))
+        return Layout.contiguous(shape, off), off + prod(shape) + draw(st.integers(0, 2))
+    return draw(dst_layouts(shape))

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "cute"))
+from cpp_figures import CPP_FIGURE_7C  # noqa: E402
 from cute_strategies import layouts  # noqa: E402
 
 from strided import show  # noqa: E402
@@ -94,20 +95,6 @@ def test_parse_rejects_non_text():
 # ---------------------------------------------------------------------------
 # ascii_grid
 # ---------------------------------------------------------------------------
-
-CPP_FIGURE_7C = """\
-(4,(2,4)):(2,(1,8))
-       0    1    2    3    4    5    6    7 
-    +----+----+----+----+----+----+----+----+
- 0  |  0 |  1 |  8 |  9 | 16 | 17 | 24 | 25 |
-    +----+----+----+----+----+----+----+----+
- 1  |  2 |  3 | 10 | 11 | 18 | 19 | 26 | 27 |
-    +----+----+----+----+----+----+----+----+
- 2  |  4 |  5 | 12 | 13 | 20 | 21 | 28 | 29 |
-    +----+----+----+----+----+----+----+----+
- 3  |  6 |  7 | 14 | 15 | 22 | 23 | 30 | 31 |
-    +----+----+----+----+----+----+----+----+
-"""
 
 
 def test_ascii_grid_is_print_layout():

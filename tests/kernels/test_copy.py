@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from strategies import view_chains
+from strategies import bits, destinations, np_view, random_buffer, view_chains
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
 from strided.kernels import copy as kc
@@ -38,73 +38,6 @@ DTYPES = {
     "f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
     "u8": np.dtype(np.uint8), "u32": np.dtype(np.uint32), "i64": np.dtype(np.int64), "bool": np.dtype(np.bool_),
 }
-
-
-# ---------------------------------------------------------------------------
-# helpers
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
-
-
-def random_buffer(rng, dtype, n) -> np.ndarray:
-    """Random bit patterns (NaNs with payloads included): a same-dtype copy must keep every bit."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, n).astype(np.bool_)
-    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype)
-
-
-def span(lay: Layout) -> tuple[int, int]:
-    """Lowest and one-past-highest offset, computed here rather than trusted from Layout."""
-    if prod(lay.shape) == 0:
-        return lay.offset, lay.offset
-    lo = hi = lay.offset
-    for n, s in zip(lay.shape, lay.stride):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
-    return lo, hi + 1
-
-
-def np_view(buf: np.ndarray, lay: Layout) -> np.ndarray:
-    """The NumPy view of ``lay`` over ``buf`` (checked to lie inside it first)."""
-    if prod(lay.shape) == 0:
-        return np.empty(lay.shape, buf.dtype)
-    lo, hi = span(lay)
-    assert 0 <= lo and hi <= len(buf), (lay, len(buf))
-    return np.lib.stride_tricks.as_strided(
-        buf[lay.offset:], lay.shape, tuple(s * buf.itemsize for s in lay.stride), writeable=True
-    )
-
-
-@st.composite
-def dst_layouts(draw, shape):
-    """A non-overlapping layout of ``shape``: any dim order, gaps, flips, an offset; and its buffer length."""
-    nd = len(shape)
-    order = draw(st.permutations(range(nd))) if nd else []
-    stride = [0] * nd
-    acc = 1
-    for d in reversed(order):
-        gap = draw(st.sampled_from([1, 1, 2, 3]))
-        stride[d] = acc * gap
-        acc *= max(shape[d], 1) * gap
-    offset = draw(st.integers(0, 3))
-    for d in range(nd):
-        if draw(st.integers(0, 3)) == 0:
-            stride[d] = -stride[d]
-            offset += max(shape[d] - 1, 0) * -stride[d]
-    lay = Layout(shape, stride, offset)
-    return lay, span(lay)[1] + draw(st.integers(0, 2))
-
-
-@st.composite
-def destinations(draw, shape):
-    if draw(st.booleans()):
-        off = draw(st.integers(0, 3))
-        return Layout.contiguous(shape, off), off + prod(shape) + draw(st.integers(0, 2))
-    return draw(dst_layouts(shape))
 
 
 def check_copy(src_buf, src_lay, dst_dtype, dst_lay, dst_len, rng, src_offsets=None):

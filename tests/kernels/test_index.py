@@ -4,13 +4,11 @@ Sources are random view chains of a flat buffer (see test_copy.py); the NumPy
 view of an ``arange`` base gives every element's offset, so ``buf[view]`` is
 the source as NumPy sees it and ``np.take(buf[view], index, axis=dim)`` the
 oracle.  Destinations are contiguous or random strided layouts of a sentinel
-buffer, compared whole.  (The small helpers repeat test_copy.py's, so that
-neither test module imports the other.)
+buffer, compared whole.
 """
 
 from __future__ import annotations
 
-from math import prod
 
 import ml_dtypes
 import numpy as np
@@ -18,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import view_chains
+from strategies import bits, destinations, np_view, random_buffer, view_chains
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, StridedIndexError
 from strided.kernels import copy as kcopy
@@ -28,62 +26,6 @@ from strided.layout import Layout
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = {"f32": np.dtype(np.float32), "u8": np.dtype(np.uint8), "bool": np.dtype(np.bool_),
           "f64": np.dtype(np.float64), "bf16": BF16}
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
-
-
-def random_buffer(rng, dtype, n) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, n).astype(np.bool_)
-    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype)
-
-
-def span(lay: Layout) -> tuple[int, int]:
-    if prod(lay.shape) == 0:
-        return lay.offset, lay.offset
-    lo = hi = lay.offset
-    for n, s in zip(lay.shape, lay.stride):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
-    return lo, hi + 1
-
-
-def np_view(buf: np.ndarray, lay: Layout) -> np.ndarray:
-    """The NumPy view of ``lay`` over ``buf`` (checked to lie inside it first)."""
-    if prod(lay.shape) == 0:
-        return np.empty(lay.shape, buf.dtype)
-    lo, hi = span(lay)
-    assert 0 <= lo and hi <= len(buf), (lay, len(buf))
-    return np.lib.stride_tricks.as_strided(
-        buf[lay.offset:], lay.shape, tuple(s * buf.itemsize for s in lay.stride), writeable=True
-    )
-
-
-@st.composite
-def destinations(draw, shape):
-    """Contiguous with an offset, or any dim order with gaps and flips; and the buffer length."""
-    if draw(st.booleans()):
-        off = draw(st.integers(0, 3))
-        return Layout.contiguous(shape, off), off + prod(shape) + draw(st.integers(0, 2))
-    nd = len(shape)
-    order = draw(st.permutations(range(nd))) if nd else []
-    stride = [0] * nd
-    acc = 1
-    for d in reversed(order):
-        gap = draw(st.sampled_from([1, 1, 2, 3]))
-        stride[d] = acc * gap
-        acc *= max(shape[d], 1) * gap
-    offset = draw(st.integers(0, 3))
-    for d in range(nd):
-        if draw(st.integers(0, 3)) == 0:
-            stride[d] = -stride[d]
-            offset += max(shape[d] - 1, 0) * -stride[d]
-    lay = Layout(shape, stride, offset)
-    return lay, span(lay)[1] + draw(st.integers(0, 2))
 
 
 
