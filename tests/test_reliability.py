@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import strided as sd
+from strided import storage
 from strided.storage import Storage
 
 PKG_DIR = Path(sd.__file__).resolve().parent
@@ -319,6 +320,59 @@ def test_every_kernel_raises_strided_error_or_is_right(crash_run, category):
     values; random small views must work; results beyond memory must be refused before allocating."""
     bad = _violations(crash_run, category)
     assert not bad, f"{len(bad)} violations, e.g.\n" + "\n".join(json.dumps(v) for v in bad[:12])
+
+
+# ---------------------------------------------------------------------------
+# bad arguments: every public entry point answers garbage with a StridedError
+
+_T = sd.arange(12.0).reshape((3, 4))
+_GARBAGE = [None, "x", 1.5, -1, 2**70, (1, "a"), [1, 2], (), np.int64(2), float("nan"), True,
+            sd.zeros(2), [], [[1], [2, 3]], 1j, object()]
+_ENTRY_POINTS = {
+    "reshape": lambda a: _T.reshape(a), "reshape2": lambda a: _T.reshape(a, 4), "narrow": lambda a: _T.narrow(0, a, 1),
+    "narrow_dim": lambda a: _T.narrow(a, 0, 1), "narrow_len": lambda a: _T.narrow(0, 0, a),
+    "transpose": lambda a: _T.transpose(a, 0), "permute": lambda a: _T.permute(a), "permute2": lambda a: _T.permute(1, a),
+    "expand": lambda a: _T.expand(a), "broadcast_as": lambda a: _T.broadcast_as(a), "unsqueeze": lambda a: _T.unsqueeze(a),
+    "squeeze": lambda a: _T.squeeze(a), "flip": lambda a: _T.flip(a), "flip_list": lambda a: _T.flip([a]),
+    "getitem": lambda a: _T[a], "select": lambda a: _T.select(0, a), "select_dim": lambda a: _T.select(a, 0),
+    "slice": lambda a: _T.slice(0, a, None, None), "view_as": lambda a: _T.view_as(a),
+    "as_strided": lambda a: sd.as_strided(_T, a, (1,), 0),
+    "sum": lambda a: _T.sum(a), "max": lambda a: _T.max(a), "argmax": lambda a: _T.argmax(a),
+    "argmin_keep": lambda a: _T.argmin(a, keepdim=True), "mean": lambda a: _T.mean(a),
+    "index_select": lambda a: _T.index_select(a, 0), "index_select_dim": lambda a: _T.index_select([0], a),
+    "cat": lambda a: sd.cat([_T, a], 0), "cat_dim": lambda a: sd.cat([_T, _T], a), "cat_seq": lambda a: sd.cat(a, 0),
+    "to_dtype": lambda a: _T.to_dtype(a), "tensor": lambda a: sd.tensor(a), "tensor_dtype": lambda a: sd.tensor([1, 2], dtype=a),
+    "zeros": lambda a: sd.zeros(a), "ones": lambda a: sd.ones(a), "full": lambda a: sd.full((2,), a),
+    "arange": lambda a: sd.arange(a), "rand": lambda a: sd.rand(a), "from_numpy": lambda a: sd.from_numpy(a),
+    "add": lambda a: _T + a, "rsub": lambda a: a - _T, "pow": lambda a: _T ** a, "eq": lambda a: _T == a,
+    "and": lambda a: (_T > 1) & a, "matmul": lambda a: _T @ a, "rmatmul": lambda a: a @ _T,
+    "where": lambda a: sd.where(a, _T, _T), "where_value": lambda a: sd.where(_T > 1, a, 0.0),
+    "setitem": lambda a: _T.copy().__setitem__(a, 1.0), "setitem_value": lambda a: _T.copy().__setitem__(0, a),
+    "fill_": lambda a: _T.copy().fill_(a), "copy_": lambda a: _T.copy().copy_(a), "iadd": lambda a: _T.copy().__iadd__(a),
+    "tiles": lambda a: sd.tiles(_T, a), "local_tile": lambda a: sd.local_tile(_T, (1, 2), a),
+    "set_num_threads": lambda a: sd.set_num_threads(a), "set_buffer_pool": lambda a: sd.set_buffer_pool(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ENTRY_POINTS))
+def test_garbage_arguments_raise_strided_error(name):
+    """Each entry point, given each kind of garbage, works or raises a StridedError: never a raw
+    TypeError/ValueError from NumPy or Python, never a MemoryError (2**70 elements)."""
+    call = _ENTRY_POINTS[name]
+    escaped = []
+    threads, pool = sd.get_num_threads(), storage._pool.max_bytes  # True and 2 are valid settings
+    try:
+        for a in _GARBAGE:
+            try:
+                call(a)
+            except sd.StridedError:
+                pass
+            except Exception as e:  # noqa: BLE001 - the point is to catch anything else
+                escaped.append(f"{a!r}: {type(e).__name__}: {e}")
+    finally:
+        sd.set_num_threads(threads)
+        sd.set_buffer_pool(pool)
+    assert not escaped, f"{name}:\n" + "\n".join(escaped)
 
 
 # ---------------------------------------------------------------------------

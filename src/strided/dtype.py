@@ -7,6 +7,7 @@ the CPU.  Copies never compute, so they move raw bits of any dtype.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -79,7 +80,7 @@ def as_dtype(d) -> DType:
         return bool_
     try:
         npd = np.dtype(d)
-    except TypeError:
+    except (TypeError, ValueError):
         raise DTypeError(f"dtype: cannot interpret {d!r} as a dtype") from None
     found = _BY_NP.get(npd)
     if found is None:
@@ -142,6 +143,8 @@ def scalar_array(op: str, value, d: DType) -> np.ndarray:
     """A one-element buffer of dtype ``d`` holding ``value``; a Python int that ``d`` cannot hold
     is refused (NumPy 2 raises too) instead of wrapping.  Ints reach float dtypes through
     Python's float, which ml_dtypes' bf16 needs for ints beyond int64."""
+    if not isinstance(value, (numbers.Number, np.generic)) or isinstance(value, (complex, np.complexfloating)):
+        raise StridedError(f"{op}: expected a real number, got {value!r} of type {type(value).__name__}")
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         if d.is_float:
             try:

@@ -283,11 +283,16 @@ def _index_array(op: str, index) -> np.ndarray:
             raise DTypeError(f"{op}: expected an integer index tensor, got {index.dtype}")
         arr = index.numpy()
     else:
-        arr = np.asarray(index)
+        try:
+            arr = np.asarray(index)
+        except (TypeError, ValueError):  # ragged nesting
+            raise ShapeError(f"{op}: expected a 1-D sequence of integer indices, got {index!r}") from None
         if arr.size == 0:
             arr = arr.astype(np.int64)
         if arr.dtype.kind not in "iu":
             raise DTypeError(f"{op}: expected integer indices, got {arr.dtype}")
+        if arr.dtype == np.uint64 and arr.max() > np.iinfo(np.int64).max:  # would wrap to a valid negative index
+            raise StridedIndexError(f"{op}: index {arr.max()} is out of range")
     if arr.ndim != 1:
         raise ShapeError(f"{op}: expected a 1-D index, got shape {arr.shape}")
     return np.ascontiguousarray(arr, dtype=np.int64)
@@ -304,6 +309,8 @@ def index_select(t: Tensor, index, dim=0) -> Tensor:
 
 def cat(tensors, dim=0) -> Tensor:
     """Join tensors along ``dim``: one block copy per input into a narrowed slice of the output."""
+    if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
+        raise StridedError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("cat: expected a non-empty sequence of tensors")

@@ -142,18 +142,24 @@ def _memory_limit() -> int:
 _MEMORY_LIMIT = _memory_limit()
 
 
+def check_size(op: str, numel: int, np_dtype: np.dtype) -> int:
+    """The byte size of ``numel`` elements, refused when it exceeds the machine's memory."""
+    nbytes = numel * np.dtype(np_dtype).itemsize
+    if nbytes > _MEMORY_LIMIT:
+        raise StridedError(
+            f"{op}: cannot allocate {numel} elements of {np.dtype(np_dtype)} ({nbytes / 2**30:.1f} GiB): "
+            f"more than this machine's memory ({_MEMORY_LIMIT / 2**30:.1f} GiB)"
+        )
+    return nbytes
+
+
 def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
     """An uninitialised buffer of ``numel`` elements, recycled when possible.
 
     A size beyond the machine's memory is refused up front: asking the OS would fail late
     (MemoryError) or succeed lazily and die on first touch."""
     np_dtype = np.dtype(np_dtype)
-    nbytes = numel * np_dtype.itemsize
-    if nbytes > _MEMORY_LIMIT:
-        raise StridedError(
-            f"{op}: cannot allocate {numel} elements of {np_dtype} ({nbytes / 2**30:.1f} GiB): "
-            f"more than this machine's memory ({_MEMORY_LIMIT / 2**30:.1f} GiB)"
-        )
+    nbytes = check_size(op, numel, np_dtype)
     raw = _pool.take(nbytes)
     if raw is None:
         try:

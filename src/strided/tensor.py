@@ -8,7 +8,7 @@ only when one of its inputs is tracked: a Var, or the result of a recorded op.
 from __future__ import annotations
 
 import numbers
-from math import prod
+from math import ceil, prod
 
 import numpy as np
 
@@ -16,8 +16,8 @@ from . import dtype as dt
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .layout import Layout
-from .layout.layout import broadcast_shapes, contiguous_strides, norm_dim
-from .storage import Storage, alloc, wrap
+from .layout.layout import _int_tuple, broadcast_shapes, contiguous_strides, norm_dim
+from .storage import Storage, alloc, check_size, wrap
 
 
 class Op:
@@ -221,7 +221,7 @@ class Tensor:
         return self._view(self.layout.permute(dims), "permute", dims)
 
     def broadcast_as(self, shape):
-        shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+        shape = _int_tuple("broadcast_as", "shape", shape)
         return self._view(self.layout.broadcast_as(shape), "broadcast_as", shape)
 
     def expand(self, *shape):
@@ -268,6 +268,10 @@ class Tensor:
 
     def view_as(self, cute_layout, offset: int = 0) -> "Tensor":
         """A view through a CuTe layout (flattened), validated against this buffer."""
+        from .cute import Layout as CuteLayout
+
+        if not isinstance(cute_layout, CuteLayout):
+            raise StridedError(f"view_as: expected a strided.cute.Layout, got {type(cute_layout).__name__}")
         flat = cute_layout.flatten()
         lay = Layout(flat.shape, flat.stride, flat.offset + offset)
         return as_strided(self, lay.shape, lay.stride, lay.offset)
@@ -521,11 +525,15 @@ def ones_like(t: Tensor, dtype=None) -> Tensor:
 def arange(start, stop=None, step=1, dtype=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
+    for v in (start, stop, step):
+        if not isinstance(v, (numbers.Real, np.generic)) or v != v:
+            raise StridedError(f"arange: expected real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
     if step == 0:
         raise ShapeError("arange: step must be nonzero")
     if dtype is None:
         dtype = dt.f32 if any(isinstance(v, float) for v in (start, stop, step)) else dt.i64
     dtype = dt.as_dtype(dtype)
+    check_size("arange", max(0, ceil((stop - start) / step)), dtype.np)
     data = np.arange(start, stop, step, dtype=dtype.compute.np if dtype.is_float else dtype.np)
     return from_numpy(data.astype(dtype.np, copy=False))
 
@@ -541,23 +549,20 @@ def manual_seed(seed: int) -> None:
 
 def rand(*shape, dtype=dt.f32, generator=None) -> Tensor:
     shape = _shape_arg("rand", shape[0] if len(shape) == 1 else shape)
+    check_size("rand", prod(shape), np.float64)
     g = generator if generator is not None else _rng
     return from_numpy(g.random(shape, dtype=np.float64).astype(dt.as_dtype(dtype).np))
 
 
 def randn(*shape, dtype=dt.f32, generator=None) -> Tensor:
     shape = _shape_arg("randn", shape[0] if len(shape) == 1 else shape)
+    check_size("randn", prod(shape), np.float64)
     g = generator if generator is not None else _rng
     return from_numpy(g.standard_normal(shape).astype(dt.as_dtype(dtype).np))
 
 
 def _shape_arg(op: str, shape) -> tuple[int, ...]:
-    if isinstance(shape, numbers.Integral):
-        shape = (shape,)
-    try:
-        shape = tuple(int(n) for n in shape)
-    except TypeError:
-        raise ShapeError(f"{op}: expected a shape (sequence of ints), got {shape!r}") from None
+    shape = _int_tuple(op, "shape", shape)
     if any(n < 0 for n in shape):
         raise ShapeError(f"{op}: sizes must be >= 0, got shape {shape}")
     return shape
@@ -579,16 +584,21 @@ def tensor(data, dtype=None) -> Tensor:
     if isinstance(data, Tensor):
         out = data.copy()
         return out if dtype is None else out.to_dtype(dtype)
-    if isinstance(data, np.ndarray):
-        arr = np.array(data, copy=True)
-    else:
-        arr = np.array(data)
-        if arr.dtype == np.float64 and not _has_numpy_float64(data):
-            arr = arr.astype(np.float32)
-    if dtype is not None:
-        arr = arr.astype(dt.as_dtype(dtype).np)
-    elif arr.dtype.kind in "iu" and arr.dtype not in (np.uint8, np.uint32, np.int64):
-        arr = arr.astype(np.int64)
+    want = None if dtype is None else dt.as_dtype(dtype)
+    try:
+        if isinstance(data, np.ndarray):
+            arr = np.array(data, copy=True)
+        else:
+            arr = np.array(data)
+            if arr.dtype == np.float64 and not _has_numpy_float64(data):
+                arr = arr.astype(np.float32)
+        if want is not None:
+            arr = arr.astype(want.np)
+        elif arr.dtype.kind in "iu" and arr.dtype not in (np.uint8, np.uint32, np.int64):
+            arr = arr.astype(np.int64)
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, strings, ints beyond int64
+        raise StridedError(f"tensor: cannot make a tensor{'' if want is None else ' of ' + str(want)} "
+                           f"from {data!r}: {e}") from None
     return from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would turn 0-d into 1-d
 
 

@@ -247,6 +247,7 @@ class Layout:
     def slice(self, dim, start=None, stop=None, step=None) -> "Layout":
         """Python slice semantics on one dim, any nonzero step."""
         d = norm_dim("slice", dim, self.ndim)
+        start, stop = (None if v is None else _as_int("slice", what, v) for v, what in ((start, "start"), (stop, "stop")))
         if step is not None and _as_int("slice", "step", step) == 0:
             raise ShapeError(f"slice: step must be nonzero, got 0 for dim {d} (shape {self.shape})")
         n = self.shape[d]
