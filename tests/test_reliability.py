@@ -326,8 +326,8 @@ def test_every_kernel_raises_strided_error_or_is_right(crash_run, category):
 # bad arguments: every public entry point answers garbage with a StridedError
 
 _T = sd.arange(12.0).reshape((3, 4))
-_GARBAGE = [None, "x", 1.5, -1, 2**70, (1, "a"), [1, 2], (), np.int64(2), float("nan"), True,
-            sd.zeros(2), [], [[1], [2, 3]], 1j, object()]
+_GARBAGE = [None, "x", 1.5, -1, 2**70, 10**400, 1e-300, float("inf"), (1, "a"), [1, 2], (), np.int64(2),
+            float("nan"), True, sd.zeros(2), [], [[1], [2, 3]], 1j, object()]
 _ENTRY_POINTS = {
     "reshape": lambda a: _T.reshape(a), "reshape2": lambda a: _T.reshape(a, 4), "narrow": lambda a: _T.narrow(0, a, 1),
     "narrow_dim": lambda a: _T.narrow(a, 0, 1), "narrow_len": lambda a: _T.narrow(0, 0, a),
@@ -343,7 +343,7 @@ _ENTRY_POINTS = {
     "cat": lambda a: sd.cat([_T, a], 0), "cat_dim": lambda a: sd.cat([_T, _T], a), "cat_seq": lambda a: sd.cat(a, 0),
     "to_dtype": lambda a: _T.to_dtype(a), "tensor": lambda a: sd.tensor(a), "tensor_dtype": lambda a: sd.tensor([1, 2], dtype=a),
     "zeros": lambda a: sd.zeros(a), "ones": lambda a: sd.ones(a), "full": lambda a: sd.full((2,), a),
-    "arange": lambda a: sd.arange(a), "rand": lambda a: sd.rand(a), "from_numpy": lambda a: sd.from_numpy(a),
+    "arange": lambda a: sd.arange(a), "arange_step": lambda a: sd.arange(0, 1e300, a), "rand": lambda a: sd.rand(a), "from_numpy": lambda a: sd.from_numpy(a),
     "add": lambda a: _T + a, "rsub": lambda a: a - _T, "pow": lambda a: _T ** a, "eq": lambda a: _T == a,
     "and": lambda a: (_T > 1) & a, "matmul": lambda a: _T @ a, "rmatmul": lambda a: a @ _T,
     "where": lambda a: sd.where(a, _T, _T), "where_value": lambda a: sd.where(_T > 1, a, 0.0),

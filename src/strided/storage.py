@@ -142,12 +142,16 @@ def _memory_limit() -> int:
 _MEMORY_LIMIT = _memory_limit()
 
 
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes < 2**100 else f"about 2**{nbytes.bit_length() - 1} bytes"
+
+
 def check_size(op: str, numel: int, np_dtype: np.dtype) -> int:
     """The byte size of ``numel`` elements, refused when it exceeds the machine's memory."""
     nbytes = numel * np.dtype(np_dtype).itemsize
     if nbytes > _MEMORY_LIMIT:
         raise StridedError(
-            f"{op}: cannot allocate {numel} elements of {np.dtype(np_dtype)} ({nbytes / 2**30:.1f} GiB): "
+            f"{op}: cannot allocate {numel} elements of {np.dtype(np_dtype)} ({_gib(nbytes)}): "
             f"more than this machine's memory ({_MEMORY_LIMIT / 2**30:.1f} GiB)"
         )
     return nbytes
@@ -167,8 +171,7 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
                 return Storage(np.empty(numel, np_dtype))
             raw = np.empty(nbytes, np.uint8)
         except MemoryError:
-            raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} "
-                               f"({nbytes / 2**30:.1f} GiB)") from None
+            raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
     return Storage(raw.view(np_dtype), raw)
 
 

@@ -8,7 +8,7 @@ only when one of its inputs is tracked: a Var, or the result of a recorded op.
 from __future__ import annotations
 
 import numbers
-from math import ceil, prod
+from math import ceil, isfinite, prod
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from . import dtype as dt
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .layout import Layout
-from .layout.layout import _int_tuple, broadcast_shapes, contiguous_strides, norm_dim
+from .layout.layout import _int_tuple, contiguous_strides, norm_dim
 from .storage import Storage, alloc, check_size, wrap
 
 
@@ -526,14 +526,19 @@ def arange(start, stop=None, step=1, dtype=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
-        if not isinstance(v, (numbers.Real, np.generic)) or v != v:
-            raise StridedError(f"arange: expected real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
+        if not isinstance(v, numbers.Real) or not (isinstance(v, numbers.Integral) or isfinite(v)):
+            raise StridedError(f"arange: expected finite real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
     if step == 0:
         raise ShapeError("arange: step must be nonzero")
-    if dtype is None:
-        dtype = dt.f32 if any(isinstance(v, float) for v in (start, stop, step)) else dt.i64
-    dtype = dt.as_dtype(dtype)
-    check_size("arange", max(0, ceil((stop - start) / step)), dtype.np)
+    ints = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+    dtype = dt.as_dtype(dtype) if dtype is not None else (dt.i64 if ints else dt.f32)
+    try:
+        count = -((start - stop) // step) if ints else ceil((stop - start) / step)
+    except OverflowError:  # the quotient is beyond any float
+        raise StridedError(f"arange: [{start}, {stop}) by {step} holds more elements than any buffer") from None
+    if count <= 0:
+        return empty((0,), dtype)  # NumPy refuses some of these (a huge span the wrong way)
+    check_size("arange", count, dtype.np)
     data = np.arange(start, stop, step, dtype=dtype.compute.np if dtype.is_float else dtype.np)
     return from_numpy(data.astype(dtype.np, copy=False))
 
