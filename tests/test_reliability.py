@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import strided as sd
-from strided import storage
+from strided import show, storage
 from strided.storage import Storage
 
 PKG_DIR = Path(sd.__file__).resolve().parent
@@ -351,6 +351,10 @@ _ENTRY_POINTS = {
     "fill_": lambda a: _T.copy().fill_(a), "copy_": lambda a: _T.copy().copy_(a), "iadd": lambda a: _T.copy().__iadd__(a),
     "tiles": lambda a: sd.tiles(_T, a), "local_tile": lambda a: sd.local_tile(_T, (1, 2), a),
     "set_num_threads": lambda a: sd.set_num_threads(a), "set_buffer_pool": lambda a: sd.set_buffer_pool(a),
+    "Layout": lambda a: sd.Layout(a), "Layout_stride": lambda a: sd.Layout((2, 3), a), "NdIter": lambda a: sd.NdIter(a),
+    "cute.Layout": lambda a: sd.cute.Layout((2, 3), a), "parse_layout": lambda a: show.parse_layout(a),
+    "Var": lambda a: sd.Var(a), "from_dlpack": lambda a: sd.from_dlpack(a),
+    "set_printoptions": lambda a: sd.set_printoptions(precision=a, threshold=a, edgeitems=a, linewidth=a),
 }
 
 
@@ -361,6 +365,7 @@ def test_garbage_arguments_raise_strided_error(name):
     call = _ENTRY_POINTS[name]
     escaped = []
     threads, pool = sd.get_num_threads(), storage._pool.max_bytes  # True and 2 are valid settings
+    opts = sd.get_printoptions()
     try:
         for a in _GARBAGE:
             try:
@@ -372,6 +377,7 @@ def test_garbage_arguments_raise_strided_error(name):
     finally:
         sd.set_num_threads(threads)
         sd.set_buffer_pool(pool)
+        sd.set_printoptions(**opts)
     assert not escaped, f"{name}:\n" + "\n".join(escaped)
 
 

@@ -143,6 +143,9 @@ class NdIter:
     def __init__(self, *layouts: Layout, reorder: bool = True):
         if not layouts:
             raise ShapeError("NdIter: expected at least one layout")
+        for lay in layouts:
+            if not isinstance(lay, Layout):
+                raise ShapeError(f"NdIter: expected Layouts, got {type(lay).__name__}")
         shape = layouts[0].shape
         for lay in layouts[1:]:
             if lay.shape != shape:
