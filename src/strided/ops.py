@@ -3,7 +3,9 @@
 Each function decides the result dtype (NumPy's promotion), broadcasts the
 operand layouts (stride-0 views, never copies), picks the output layout (the
 inputs' memory order) and hands flat buffers and layouts to one kernel.
-Half-precision operands are computed in f32 and rounded back.
+Half-precision operands are computed in f32 and rounded back: the elementwise
+kernels read and write f16/bf16 buffers themselves, converting in registers;
+reductions still get an f32 copy.
 """
 
 from __future__ import annotations
@@ -45,16 +47,27 @@ def _finish(out: Tensor, want: DType) -> Tensor:
     return out if out.dtype is want else out.to_dtype(want)
 
 
-def _operands(op: str, values, comp: DType, shape) -> tuple[list, list]:
-    """Flat buffers and broadcast layouts of tensors and scalars, in the compute dtype."""
+def _operands(op: str, values, comp: DType, shape, store: DType | None = None) -> tuple[list, list]:
+    """Flat buffers and broadcast layouts of tensors and scalars, as the kernel reads them.
+
+    A tensor that computes in ``comp`` goes as it is (the kernels read f16/bf16
+    into f32 registers); others are converted to ``comp``.  A scalar is ``comp``
+    (``half * 0.1`` multiplies by the f32 0.1; NumPy would round it to half first).
+    With ``store`` (``where``, which moves elements without computing) every
+    operand is brought to ``store``, a scalar through ``comp``.  A Python int that ``comp``
+    cannot hold is refused (``dtype.scalar_array``)."""
     bufs, lays = [], []
     for x in values:
         if isinstance(x, Tensor):
-            x = _compute(x, comp)
+            if store is not None:
+                x = _compute(x, store)
+            elif x.dtype.compute is not comp:
+                x = _compute(x, comp)
             bufs.append(x._storage.data)
             lays.append(x.layout.broadcast_as(shape))
         else:  # a scalar is one element read through stride-0 dims
-            bufs.append(dt.scalar_array(op, x, comp))
+            v = dt.scalar_array(op, x, comp)
+            bufs.append(v if store is None or store is comp else v.astype(store.np))
             lays.append(Layout((), ()).broadcast_as(shape))
     return bufs, lays
 
@@ -77,9 +90,9 @@ def unary(op: str, t: Tensor) -> Tensor:
             raise DTypeError(f"{op}: not defined for bool tensors")
         want = t.dtype
     comp = want.compute
-    src = _compute(t, comp)
+    src = t if t.dtype.compute is comp else _compute(t, comp)  # f16/bf16 are read as they are
     lay = kew.output_layout(t.shape, src.layout)
-    out = _dense(lay, comp)
+    out = _dense(lay, want)
     kew.unary(op, src._storage.data, src.layout, out._storage.data, out.layout)
     return _record(_finish(out, want), op, (t,))
 
@@ -184,7 +197,7 @@ def binary(op: str, a, b) -> Tensor:
         if beyond is not None:  # NumPy 2 compares such ints exactly: the answer is the same everywhere
             return _record(full(shape, beyond, dt.bool_), op, _tensors(a, b), operands=(a, b))
     bufs, lays = _operands(op, (a, b), comp, shape)
-    out_dtype = dt.bool_ if op in _COMPARE else comp
+    out_dtype = want  # bool for comparisons; a half result is rounded by the kernel
     lay = kew.output_layout(shape, *lays)
     out = _dense(lay, out_dtype)
     kew.binary(op, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
@@ -204,11 +217,11 @@ def where(cond, a, b) -> Tensor:
         "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()
     )
     c = cond if cond.dtype is dt.bool_ else cond.detach().to_dtype(dt.bool_)
-    bufs, lays = _operands("where", (a, b), comp, shape)
+    bufs, lays = _operands("where", (a, b), comp, shape, store=want)
     bufs.insert(0, c._storage.data)
     lays.insert(0, c.layout.broadcast_as(shape))
     lay = kew.output_layout(shape, *lays[1:])
-    out = _dense(lay, comp)
+    out = _dense(lay, want)
     kew.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)
     return _record(_finish(out, want), "where", _tensors(cond, a, b), operands=(cond, a, b))
 

@@ -611,8 +611,12 @@ def test_rejects_bad_operands():
         ew.unary("exp", buf.astype(np.int64), L, out.astype(np.int64), L)  # float-only op
     with pytest.raises(DTypeError):
         ew.binary("div", buf.astype(np.int64), L, buf.astype(np.int64), L, out.astype(np.int64), L)
+    with pytest.raises(DTypeError):  # half is read as f32 but stored as itself
+        ew.unary("neg", buf.astype(np.float16), L, out, L)
+    with pytest.raises(DTypeError):  # f16 computes in f32, not f64
+        ew.binary("add", buf.astype(np.float16), L, buf.astype(np.float64), L, out.astype(np.float64), L)
     with pytest.raises(DTypeError):
-        ew.unary("neg", buf.astype(np.float16), L, out.astype(np.float16), L)
+        ew.unary("neg", buf.astype(np.float16).view(np.uint16), L, out.astype(np.float16).view(np.uint16), L)
     with pytest.raises(DTypeError):
         ew.where(buf, L, buf, L, buf, L, out, L)  # the condition must be bool
     with pytest.raises(StridedError):

@@ -13,7 +13,7 @@ def collect(quick: bool):
 
     sizes = (1024, 4096) if quick else (1024, 2048, 4096)
     out = cases.kernel_cases(sizes) + cases.cat_cases() + cases.overhead_cases()
-    for extra in ("matmul_cases", "graph_cases"):
+    for extra in ("half_cases", "matmul_cases", "graph_cases"):
         fn = getattr(cases, extra, None)
         if fn is not None:
             out += fn(quick)

@@ -49,6 +49,41 @@ def kernel_cases(sizes=(1024, 2048, 4096)) -> list[Case]:
     return cases
 
 
+def half_cases(quick: bool = False) -> list[Case]:
+    """f16 and bf16 elementwise at 2048^2: computed in f32 registers, stored as half.
+
+    Peers: NumPy's float16 ufuncs (and ml_dtypes' bfloat16 ones), PyTorch's
+    float16/bfloat16 kernels."""
+    import ml_dtypes
+
+    import strided as sd
+
+    torch = torch_or_none()
+    cases: list[Case] = []
+    n = 2048
+    kinds = (("f16", np.float16, "float16"), ("bf16", ml_dtypes.bfloat16, "bfloat16"))
+    ops = (
+        ("a + b", lambda a, b: a + b, lambda a, b: a + b, lambda a, b: a + b),
+        ("a + b.t()", lambda a, b: a + b.t(), lambda a, b: a + b.T, lambda a, b: a + b.t()),
+        ("a.exp()", lambda a, b: a.exp(), lambda a, b: np.exp(a), lambda a, b: a.exp()),
+    )
+    for label, np_dtype, torch_name in kinds:
+        for name, fs, fn, ft in ops:
+            def make(np_dtype=np_dtype, torch_name=torch_name, fs=fs, fn=fn, ft=ft):
+                a32, b32 = _pair(n)
+                a_np, b_np = a32.astype(np_dtype), b32.astype(np_dtype)
+                a, b = sd.from_numpy(a_np), sd.from_numpy(b_np)
+                out = {"strided": lambda: fs(a, b), "numpy": lambda: fn(a_np, b_np)}
+                if torch is not None:
+                    tdt = getattr(torch, torch_name)
+                    a_t, b_t = torch.from_numpy(a32).to(tdt), torch.from_numpy(b32).to(tdt)
+                    out["torch"] = lambda: ft(a_t, b_t)
+                return out
+
+            cases.append(Case(f"elementwise, {label}", f"{name} {label}", f"{n}^2", make))
+    return cases
+
+
 def cat_cases() -> list[Case]:
     """candle's cat benchmark: eight [4,128,64] f32 tensors (the KV-cache growth pattern)."""
     import strided as sd

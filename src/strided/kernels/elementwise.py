@@ -32,9 +32,18 @@ helpers are plain functions registered with ``register_jitable``, not
 dispatchers: numba's cache key pickles closure cells, and a dispatcher pickles
 with a per-process id, which would make every run a cache miss.
 
-Dtypes.  Operands arrive already promoted: ``a`` and ``b`` share a dtype, the
-output has that dtype, except comparisons (eq ne lt le gt ge) whose output is
-bool.  Unary outputs have the input's dtype.  Float-only ops (exp log sqrt tanh
+Dtypes.  Operands arrive promoted to one compute dtype: ``a`` and ``b`` compute
+in the same dtype and the output is stored in a dtype that computes in it too,
+except comparisons (eq ne lt le gt ge) whose output is bool.  f16 and bf16
+compute in f32: the kernels take their buffers as they are (seen as uint16 and
+int16 bits, so the element type says which format), ``_dec`` widens each
+element to f32 in a register and ``_enc`` rounds each result once (ties to
+even) as it is stored, with the branch-free conversions of ``kernels.half``.
+So ``f16 + f16`` reads and writes 2 bytes per element and makes no f32
+temporaries, ``f16 * <f32 scalar>`` and ``f16 + bf16 -> f32`` mix freely, and
+the results are NumPy's (f32 math rounded once).  ``where`` computes nothing:
+it moves raw bits (both half types share its uint16 kernel).  Unary outputs
+have the input's dtype.  Float-only ops (exp log sqrt tanh
 sigmoid sin cos recip div) are not dispatched for integers: the caller converts
 to a float dtype first.  Integer add/sub/mul/neg/sqr wrap like NumPy's.  Integer
 ``pow`` by a negative exponent gives the truncated C result (0 unless the base
@@ -55,6 +64,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from . import PARALLEL_MIN
@@ -62,6 +72,7 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
+from .half import bf16_bits_to_f32, f16_bits_to_f32, f32_to_bf16_bits, f32_to_f16_bits
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
 import numba  # noqa: E402
@@ -86,6 +97,17 @@ _ALL = _NUMERIC | _BOOL
 # numpy dtype -> its name; a dict lookup is far cheaper than ``dtype.name``, and
 # a non-native byte order is a different dtype, so it is rejected too.
 _NP_NAMES = {np.dtype(n): n for n in _ALL}
+# The half types: stored as themselves, read into f32 registers and rounded
+# back on store.  Kernels see their bits through integer views (numba has no
+# half arithmetic), f16 as uint16 and bf16 as int16 (strided has neither
+# integer dtype), so the element type alone tells ``_dec``/``_enc`` the format.
+_F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_HALF_VIEW = {_F16: np.dtype(np.uint16), _BF16: np.dtype(np.int16)}
+_NP_NAMES[_F16] = "float16"
+_NP_NAMES[_BF16] = "bfloat16"
+# The dtype name a buffer computes in: what decides dispatch and operand agreement.
+_COMPUTE = {d: ("float32" if d in _HALF_VIEW else n) for d, n in _NP_NAMES.items()}
 
 TILE_MIN = 8  # TILED needs both tiled dims at least this long to pay for itself
 # Tile side: a tile row should be a page (TILE_BYTES) long, so that the
@@ -152,6 +174,34 @@ def _ov_zero(x):
 def _ov_one(x):
     ty = x
     return lambda x: ty(1)
+
+
+def _dec(v):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+def _enc(buf, v):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_dec, jit_options=dict(error_model="numpy"))
+def _ov_dec(v):
+    """An element as the kernel computes with it: half bits to f32, anything else itself."""
+    if v == types.uint16:
+        return lambda v: f16_bits_to_f32(v)
+    if v == types.int16:
+        return lambda v: bf16_bits_to_f32(v)
+    return lambda v: v
+
+
+@overload(_enc, jit_options=dict(error_model="numpy"))
+def _ov_enc(buf, v):
+    """A computed value as ``buf`` stores it: f32 rounded once to half bits, else itself."""
+    if buf.dtype == types.uint16:
+        return lambda buf, v: f32_to_f16_bits(v)
+    if buf.dtype == types.int16:
+        return lambda buf, v: np.int16(f32_to_bf16_bits(v))
+    return lambda buf, v: v
 
 
 _F32 = np.float32
@@ -603,15 +653,15 @@ def _make_unary(fn):
                 ov = out[po : po + m]
                 xv = x[px : px + m]
                 for k in range(m):
-                    ov[k] = fn(xv[k])
+                    ov[k] = _enc(ov, fn(_dec(xv[k])))
             elif path == 1:
                 ov = out[po : po + m]
-                v = fn(x[px])
+                v = _enc(ov, fn(_dec(x[px])))
                 for k in range(m):
                     ov[k] = v
             else:
                 for k in range(m):
-                    out[po + k * so] = fn(x[px + k * sx])
+                    out[po + k * so] = _enc(out, fn(_dec(x[px + k * sx])))
             i += m
             j = 0
             if i < hi:
@@ -644,7 +694,7 @@ def _make_unary(fn):
                 xv = x[px + i * sx0 : px + i * sx0 + nj] if dx else bx[i * tw : i * tw + nj]
                 ov = out[po + i * so0 : po + i * so0 + nj] if do else bo[i * tw : i * tw + nj]
                 for j in range(nj):
-                    ov[j] = fn(xv[j])
+                    ov[j] = _enc(ov, fn(_dec(xv[j])))
             if not do:
                 _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
@@ -676,26 +726,26 @@ def _make_binary(fn):
                 xv = x[px : px + m]
                 yv = y[py : py + m]
                 for k in range(m):
-                    ov[k] = fn(xv[k], yv[k])
+                    ov[k] = _enc(ov, fn(_dec(xv[k]), _dec(yv[k])))
             elif path == 1:
                 ov = out[po : po + m]
                 if sx == 0 and sy == 0:
-                    v = fn(x[px], y[py])
+                    v = _enc(ov, fn(_dec(x[px]), _dec(y[py])))
                     for k in range(m):
                         ov[k] = v
                 elif sy == 0:
                     xv = x[px : px + m]
-                    ys = y[py]
+                    ys = _dec(y[py])
                     for k in range(m):
-                        ov[k] = fn(xv[k], ys)
+                        ov[k] = _enc(ov, fn(_dec(xv[k]), ys))
                 else:
-                    xs = x[px]
+                    xs = _dec(x[px])
                     yv = y[py : py + m]
                     for k in range(m):
-                        ov[k] = fn(xs, yv[k])
+                        ov[k] = _enc(ov, fn(xs, _dec(yv[k])))
             else:
                 for k in range(m):
-                    out[po + k * so] = fn(x[px + k * sx], y[py + k * sy])
+                    out[po + k * so] = _enc(out, fn(_dec(x[px + k * sx]), _dec(y[py + k * sy])))
             i += m
             j = 0
             if i < hi:
@@ -735,7 +785,7 @@ def _make_binary(fn):
                 yv = y[py + i * sy0 : py + i * sy0 + nj] if dy else by[i * tw : i * tw + nj]
                 ov = out[po + i * so0 : po + i * so0 + nj] if do else bo[i * tw : i * tw + nj]
                 for j in range(nj):
-                    ov[j] = fn(xv[j], yv[j])
+                    ov[j] = _enc(ov, fn(_dec(xv[j]), _dec(yv[j])))
             if not do:
                 _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
@@ -915,7 +965,7 @@ def _check_buffer(op: str, what: str, buf) -> None:
     if buf.dtype not in _NP_NAMES:
         raise DTypeError(
             f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
-            f"(expected one of {', '.join(sorted(_ALL))}; convert f16/bf16 to f32 first)"
+            f"(expected one of {', '.join(sorted(_NP_NAMES.values()))})"
         )
 
 
@@ -1072,8 +1122,14 @@ def _launch(ks: dict, bufs: tuple, layouts: tuple) -> None:
         k(*bufs, shape, st, offs, 0, p.work, last)
 
 
+def _kview(buf):
+    """The buffer as the kernels type it: half types as their integer bit views."""
+    v = _HALF_VIEW.get(buf.dtype)
+    return buf if v is None else buf.view(v)
+
+
 def _dtype_ok(op: str, spec_dtypes, dtype: np.dtype, what: str) -> None:
-    if _NP_NAMES.get(dtype) not in spec_dtypes:
+    if _COMPUTE.get(dtype) not in spec_dtypes:
         raise DTypeError(
             f"{op}: not dispatched for {what} dtype {dtype} (expected one of {', '.join(sorted(spec_dtypes))})"
         )
@@ -1116,28 +1172,40 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
         raise DTypeError(f"{op}: expected an output of dtype {src.dtype}, got {out.dtype}")
     if out_layout.numel == 0:
         return
-    _launch(_kernel_set("u", op), (out, src), (out_layout, src_layout))
+    _launch(_kernel_set("u", op), (_kview(out), _kview(src)), (out_layout, src_layout))
 
 
 def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
-    """``out = op(a, b)`` elementwise; a and b share a dtype, out has it too (bool for comparisons)."""
+    """``out = op(a, b)`` elementwise; a, b and out share a compute dtype (out is bool for comparisons).
+
+    f16, bf16 and f32 all compute in f32, so a half operand may meet an f32 one
+    (a half tensor and its f32 scalar) and the result may be stored as any of
+    the three, rounded once."""
     spec = BINARY_OPS.get(op)
     if spec is None:
         raise StridedError(f"binary: unknown op {op!r} (expected one of {', '.join(BINARY_OPS)})")
     _check_operands(op, out, out_layout, (("a", a, a_layout), ("b", b, b_layout)))
-    if a.dtype != b.dtype:
-        raise DTypeError(f"{op}: expected operands of one dtype (promote first), got {a.dtype} and {b.dtype}")
+    comp = _COMPUTE[a.dtype]
+    if _COMPUTE[b.dtype] != comp:
+        raise DTypeError(
+            f"{op}: expected operands of one compute dtype (promote first), got {a.dtype} and {b.dtype}"
+        )
     _dtype_ok(op, spec.dtypes, a.dtype, "input")
-    want = np.dtype(np.bool_) if spec.bool_out else a.dtype
-    if out.dtype != want:
-        raise DTypeError(f"{op}: expected an output of dtype {want}, got {out.dtype}")
+    if spec.bool_out:
+        if out.dtype != np.bool_:
+            raise DTypeError(f"{op}: expected an output of dtype bool, got {out.dtype}")
+    elif _COMPUTE[out.dtype] != comp:
+        raise DTypeError(f"{op}: expected an output computed in {comp} (as {a.dtype}), got {out.dtype}")
     if out_layout.numel == 0:
         return
-    _launch(_kernel_set("b", op), (out, a, b), (out_layout, a_layout, b_layout))
+    _launch(_kernel_set("b", op), (_kview(out), _kview(a), _kview(b)), (out_layout, a_layout, b_layout))
 
 
 def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
-    """``out = a if cond else b`` elementwise; cond is bool, a, b and out share a dtype."""
+    """``out = a if cond else b`` elementwise; cond is bool, a, b and out share a dtype.
+
+    Nothing is computed, so elements move as raw bits: both half types share the
+    uint16 kernel."""
     _check_operands(
         "where", out, out_layout, (("cond", cond, cond_layout), ("a", a, a_layout), ("b", b, b_layout))
     )
@@ -1147,4 +1215,6 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         raise DTypeError(f"where: expected a, b and out of one dtype, got {a.dtype}, {b.dtype} and {out.dtype}")
     if out_layout.numel == 0:
         return
+    if a.dtype in _HALF_VIEW:
+        out, a, b = out.view(np.uint16), a.view(np.uint16), b.view(np.uint16)
     _launch(_kernel_set("w", "where"), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))

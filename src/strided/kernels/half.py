@@ -7,8 +7,12 @@ NaN payloads shifted, never quietened) and ml_dtypes for bf16 (round to
 nearest even, every NaN becomes the quiet NaN 0x7fc0 with its sign; from f64
 it rounds through f32, so twice).  The tests compare all 65536 patterns.
 
-All arithmetic is on int64: numba promotes uint64 mixed with int literals to
-float64, which would silently lose bits.
+The f32 <-> half conversions the elementwise kernels run per element are
+written in LLVM IR (``_f16_to_f32_ir`` and friends): 32-bit integer lanes and
+selects, no branches, so a loop over them vectorises (numba would widen every
+int32 step to int64 and branch on the cases).  The rest is numba on int64:
+numba promotes uint64 mixed with int literals to float64, which would silently
+lose bits.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
 
 import numpy as np
+import llvmlite.ir as llir
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -43,21 +48,90 @@ _i64_as_f64 = _bitcast("_i64_as_f64", types.int64, types.float64)
 
 _TWO_M24 = 5.9604644775390625e-08  # 2**-24, the f16 subnormal quantum
 
+_I32 = llir.IntType(32)
+_F32T = llir.FloatType()
+
+
+def _c(v):
+    return llir.Constant(_I32, v)
+
+
+@intrinsic
+def _f16_to_f32_ir(typingctx, h):
+    """f16 bits (uint16) to f32: rebias the exponent, twice for inf/NaN (payload
+    shifted up), and a subnormal is its integer significand times 2**-24, exact."""
+    if h != types.uint16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        b = builder
+        h32 = b.zext(args[0], _I32)
+        a = b.and_(h32, _c(0x7FFF))
+        sign = b.shl(b.and_(h32, _c(0x8000)), _c(16))
+        bits = b.add(b.shl(a, _c(13)), _c(112 << 23))
+        bits = b.select(b.icmp_unsigned(">=", a, _c(0x7C00)), b.add(bits, _c(112 << 23)), bits)
+        sub = b.fmul(b.sitofp(a, _F32T), llir.Constant(_F32T, _TWO_M24))
+        sub = b.bitcast(sub, _I32)
+        res = b.select(b.icmp_unsigned("<", a, _c(0x400)), sub, bits)
+        return b.bitcast(b.or_(res, sign), _F32T)
+
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _f32_to_f16_ir(typingctx, x):
+    """f32 to f16 bits, round to nearest even.
+
+    Normal results: drop 13 bits adding 0xfff plus the lowest kept bit (a carry
+    into the exponent is the right answer, up to inf).  Subnormal results: add
+    0.5, whose ulp is 2**-24, the f16 subnormal quantum, so the FPU rounds to
+    it (ties to even) and the low bits are the f16 significand.  NaN keeps its
+    top payload bits, never quietened (NumPy's rule), and never turns into inf."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        b = builder
+        u = b.bitcast(args[0], _I32)
+        sign = b.and_(b.lshr(u, _c(16)), _c(0x8000))
+        a = b.and_(u, _c(0x7FFFFFFF))
+        odd = b.and_(b.lshr(a, _c(13)), _c(1))
+        norm = b.lshr(b.add(b.add(a, _c(0xFFF - (112 << 23))), odd), _c(13))
+        s = b.fadd(b.bitcast(a, _F32T), llir.Constant(_F32T, 0.5))
+        sub = b.sub(b.bitcast(s, _I32), _c(0x3F000000))
+        o = b.select(b.icmp_unsigned("<", a, _c(0x38800000)), sub, norm)
+        o = b.select(b.icmp_unsigned(">=", a, _c(0x477FF000)), _c(0x7C00), o)
+        m = b.and_(b.lshr(a, _c(13)), _c(0x3FF))
+        nan = b.or_(_c(0x7C00), b.or_(m, b.zext(b.icmp_unsigned("==", m, _c(0)), _I32)))
+        o = b.select(b.icmp_unsigned(">", a, _c(0x7F800000)), nan, o)
+        return b.trunc(b.or_(sign, o), llir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
+
+@intrinsic
+def _f32_to_bf16_ir(typingctx, x):
+    """f32 to bf16 bits, round to nearest even; a NaN becomes 0x7fc0 with its sign (ml_dtypes)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        b = builder
+        u = b.bitcast(args[0], _I32)
+        hi = b.lshr(u, _c(16))
+        r = b.lshr(b.add(b.add(u, _c(0x7FFF)), b.and_(hi, _c(1))), _c(16))
+        nan = b.or_(b.and_(hi, _c(0x8000)), _c(0x7FC0))
+        isnan = b.icmp_unsigned(">", b.and_(u, _c(0x7FFFFFFF)), _c(0x7F800000))
+        return b.trunc(b.select(isnan, nan, r), llir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
 
 # -- f16 ------------------------------------------------------------------------
 @njit(cache=True)
 def f16_bits_to_f32(h):
     """An f16 bit pattern (any integer holding 16 bits) as the f32 of the same value."""
-    h = np.int64(h) & 0xFFFF
-    a = h & 0x7FFF
-    if a >= 0x7C00:  # inf / NaN: same payload, shifted into the wider significand
-        bits = ((h & 0x8000) << 16) | 0x7F800000 | ((a & 0x3FF) << 13)
-    elif a >= 0x400:  # normal: rebias the exponent (127 - 15 = 112)
-        bits = ((h & 0x8000) << 16) | ((a + (112 << 10)) << 13)
-    else:  # zero or subnormal: a * 2**-24 is exact in f32
-        v = np.float32(a) * np.float32(_TWO_M24)
-        return -v if h & 0x8000 else v
-    return _i32_as_f32(np.int32(bits))  # np.int32 truncates: the low 32 bits
+    return _f16_to_f32_ir(np.uint16(h))  # np.uint16 truncates: the low 16 bits
 
 
 @njit(cache=True)
@@ -79,33 +153,7 @@ def f16_bits_to_f64(h):
 @njit(cache=True)
 def f32_to_f16_bits(x):
     """Round an f32 to the nearest f16 (ties to even); overflow gives inf, NaN stays NaN."""
-    u = np.int64(_f32_as_i32(np.float32(x))) & 0xFFFFFFFF
-    sign = (u >> 16) & 0x8000
-    a = u & 0x7FFFFFFF
-    if a >= 0x7F800000:
-        if a == 0x7F800000:
-            return np.uint16(sign | 0x7C00)
-        m = (a >> 13) & 0x3FF
-        return np.uint16(sign | 0x7C00 | (m if m else 1))  # a payload lost in the shift must not make inf
-    if a >= 0x477FF000:  # >= 65520, the midpoint above the largest f16, rounds to inf
-        return np.uint16(sign | 0x7C00)
-    if a < 0x38800000:  # below 2**-14: an f16 subnormal or zero
-        if a <= 0x33000000:  # <= 2**-25, half the smallest subnormal: the tie goes to even zero
-            return np.uint16(sign)
-        e = a >> 23
-        m = (a & 0x7FFFFF) | 0x800000
-        shift = 126 - e  # value * 2**24 = m >> shift
-        q = m >> shift
-        r = m & ((1 << shift) - 1)
-        half = 1 << (shift - 1)
-        if r > half or (r == half and (q & 1)):
-            q += 1
-        return np.uint16(sign | q)
-    q = (a - (112 << 23)) >> 13
-    r = a & 0x1FFF
-    if r > 0x1000 or (r == 0x1000 and (q & 1)):
-        q += 1  # a carry into the exponent is the right answer, up to inf
-    return np.uint16(sign | q)
+    return _f32_to_f16_ir(np.float32(x))
 
 
 @njit(cache=True)
@@ -152,11 +200,7 @@ def bf16_bits_to_f32(b):
 @njit(cache=True)
 def f32_to_bf16_bits(x):
     """Round an f32 to the nearest bf16 (ties to even); NaN becomes the quiet NaN with its sign."""
-    u = np.int64(_f32_as_i32(np.float32(x))) & 0xFFFFFFFF
-    if (u & 0x7FFFFFFF) > 0x7F800000:
-        return np.uint16(((u >> 16) & 0x8000) | 0x7FC0)
-    u += 0x7FFF + ((u >> 16) & 1)
-    return np.uint16((u >> 16) & 0xFFFF)
+    return _f32_to_bf16_ir(np.float32(x))
 
 
 @njit(cache=True)
