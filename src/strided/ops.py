@@ -9,6 +9,7 @@ Half-precision operands are computed in f32 and rounded back.
 from __future__ import annotations
 
 import numbers
+from math import prod
 
 import numpy as np
 
@@ -20,8 +21,8 @@ from .kernels import elementwise as kew
 from .kernels import index as kindex
 from .kernels import reduce as kred
 from .layout import Layout
-from .layout.layout import broadcast_shapes, norm_dim
-from .storage import alloc, wrap
+from .layout.layout import _contiguous, broadcast_shapes, norm_dim
+from .storage import Storage, alloc, wrap
 from .tensor import Op, Tensor, _tracked, empty, from_numpy
 
 # Ops that produce floats from any input (NumPy gives f64 for integer input).
@@ -121,29 +122,33 @@ _SMALL_UFUNCS = {
 _NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
 
 
-def _small_binary(op: str, a: Tensor, b: Tensor) -> Tensor | None:
-    ufunc = _SMALL_UFUNCS.get(op)
-    la, lb = a.layout, b.layout
-    if (
-        ufunc is None or a.dtype is not b.dtype or a.dtype not in _NATIVE or la.shape != lb.shape
-        or la.numel > _SMALL or not la.is_contiguous() or not lb.is_contiguous()
-    ):
-        return None
-    n, oa, ob = la.numel, la.offset, lb.offset
-    da, db = a._storage.data, b._storage.data
-    if oa < 0 or ob < 0 or oa + n > len(da) or ob + n > len(db):
-        return None  # let the validating path raise
-    out_dtype = dt.bool_ if op in _COMPARE else a.dtype
-    out = np.empty(n, out_dtype.np)
-    ufunc(da[oa : oa + n], db[ob : ob + n], out=out)
-    return _record(Tensor(wrap(out), Layout.contiguous(la.shape), out_dtype), op, (a, b), operands=(a, b))
-
-
 def binary(op: str, a, b) -> Tensor:
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        small = _small_binary(op, a, b)
-        if small is not None:
-            return small
+    # Tiny dense same-dtype same-shape tensors first, checked inline with identity and tuple
+    # compares only: on 4 elements every call and allocation here is the whole cost.
+    ufunc = _SMALL_UFUNCS.get(op)
+    if ufunc is not None and isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = a.dtype
+        la, lb = a.layout, b.layout
+        shape = la.shape
+        if dtype is b.dtype and dtype in _NATIVE and shape == lb.shape and prod(shape) <= _SMALL:
+            dense = _contiguous(shape)  # cached per shape: every such result shares it
+            n = prod(shape)
+            da, db = a._storage.data, b._storage.data
+            oa, ob = la.offset, lb.offset
+            if (
+                0 <= oa and 0 <= ob and oa + n <= len(da) and ob + n <= len(db)
+                and (la.stride == dense.stride or la.is_contiguous())
+                and (lb.stride == dense.stride or lb.is_contiguous())
+            ):
+                if oa or len(da) != n:
+                    da = da[oa : oa + n]
+                if ob or len(db) != n:
+                    db = db[ob : ob + n]
+                # Same-dtype ufuncs keep the dtype (bool for comparisons), as the kernels do.
+                out = Tensor(Storage(ufunc(da, db)), dense, dt.bool_ if op in _COMPARE else dtype)
+                if a._is_var or b._is_var or a._op is not None or b._op is not None:  # _record's rule
+                    out._op = Op(op, (a, b), {"operands": (a, b)})
+                return out
     if op not in kew.BINARY_OPS:
         raise StridedError(f"binary: unknown op {op!r}")
     for x in (a, b):

@@ -1,0 +1,102 @@
+"""The shortcuts taken for speed give NumPy's answers: small dense binary ops, multi-input cat,
+small matmuls.  Each test draws layouts that sit on both sides of a shortcut's conditions
+(offsets, size-1 dims with odd strides, gaps, transposes, sizes around the thresholds)."""
+
+from math import prod
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import strided as sd
+from strided import ops
+from strided.tensor import Tensor
+
+NP = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "u8": np.uint8, "u32": np.uint32}
+ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
+COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+def _values(n, np_dtype, rng):
+    if np.dtype(np_dtype).kind == "f":
+        return rng.uniform(-3, 3, size=n).astype(np_dtype)
+    return rng.integers(0, 20, size=n).astype(np_dtype)  # unsigned-safe, and ties for comparisons
+
+
+@st.composite
+def small_operand(draw, shape, np_dtype):
+    """(tensor, numpy copy of its values): dense at an offset, dense with an odd stride on a
+    size-1 dim, or strided (every other element, or transposed)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["dense", "offset", "size1", "gapped", "transposed"]))
+    n = prod(shape)
+    if kind == "gapped":
+        vals = _values(2 * max(n, 1), np_dtype, rng)
+        strides = tuple(2 * s for s in sd.Layout.contiguous(shape).stride)
+        t = sd.as_strided(sd.from_numpy(vals), shape, strides, 0)
+    elif kind == "transposed" and len(shape) >= 2:
+        base = _values(n, np_dtype, rng).reshape(shape[:-2] + (shape[-1], shape[-2]))
+        t = sd.from_numpy(base).transpose(-1, -2)
+    else:
+        off = draw(st.integers(1, 5)) if kind == "offset" else 0
+        vals = _values(n + off + 3, np_dtype, rng)
+        strides = list(sd.Layout.contiguous(shape).stride)
+        if kind == "size1":
+            strides = [7 if m == 1 else s for m, s in zip(shape, strides)]
+        t = sd.as_strided(sd.from_numpy(vals), shape, tuple(strides), off)
+    return t, np.array(t.numpy(), copy=True)
+
+
+small_shapes = st.sampled_from([(), (1,), (4,), (3, 1, 2), (1, 5), (2, 3, 4), (64, 64), (4097,), (65, 64)])
+
+
+@given(st.sampled_from(sorted(ARITH) + sorted(COMPARE)), st.sampled_from(sorted(NP)), small_shapes, st.data())
+def test_small_binary_matches_numpy(op, dname, shape, data):
+    a, ra = data.draw(small_operand(shape, NP[dname]))
+    b, rb = data.draw(small_operand(shape, NP[dname]))
+    got = ops.binary(op, a, b)
+    want = {**ARITH, **COMPARE}[op](ra, rb)
+    assert got.dtype.np == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+    # dense (it may follow the inputs' memory order) in a buffer of its own
+    assert got.buffer_nbytes == got.numel * got.dtype.itemsize
+    assert not sd.same_buffer(got, a) and not sd.same_buffer(got, b)
+    np.testing.assert_array_equal(a.numpy(), ra)  # inputs untouched
+    if got.numel:
+        got.numpy()[...] = 0  # the result owns its memory
+        np.testing.assert_array_equal(b.numpy(), rb)
+
+
+@given(st.sampled_from(["add", "mul", "sub"]), st.data())
+def test_small_binary_mixed_dtypes_and_broadcasts_take_numpys_rules(op, data):
+    da, db = data.draw(st.sampled_from([("f32", "f64"), ("i64", "f32"), ("u8", "i64"), ("f32", "f32")]))
+    sa, sb = data.draw(st.sampled_from([((4,), (4,)), ((2, 3), (3,)), ((3, 1), (1, 4)), ((), (5,))]))
+    a, ra = data.draw(small_operand(sa, NP[da]))
+    b, rb = data.draw(small_operand(sb, NP[db]))
+    got = ops.binary(op, a, b)
+    want = ARITH[op](ra, rb)
+    assert got.dtype.np == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_small_binary_records_only_when_an_input_is_tracked():
+    a = sd.from_numpy(np.arange(4, dtype=np.float32))
+    b = sd.from_numpy(np.ones(4, dtype=np.float32))
+    assert (a + b)._op is None and (a * b)._op is None
+    w = sd.Var(np.array([1.0, -2.0, 3.0, 0.5], dtype=np.float32))
+    ra, rab = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.float32) + 1
+    for y, want in ((w * a, ra), (a * w, ra), ((a + b) * w, rab)):
+        assert y._op is not None and y.track_op()
+        np.testing.assert_allclose(y.sum().backward()[w].numpy(), want)
+    # a tracked intermediate (not a Var) is tracked too
+    h = w + b
+    z = h - a
+    assert z._op is not None and z._op.inputs == (h, a)
+    np.testing.assert_allclose(z.sum().backward()[w].numpy(), np.ones(4, np.float32))
+    assert z.sum().backward().get(a) is None
+
+
+def test_small_binary_bad_offset_still_raises():
+    t = Tensor(sd.from_numpy(np.zeros(4, np.float32)).storage, sd.Layout((4,), (1,), 2), sd.f32)
+    with pytest.raises(sd.StridedError):
+        (t + t).numpy()
