@@ -280,7 +280,10 @@ def index_select(t: Tensor, index, dim=0) -> Tensor:
 
 
 def cat(tensors, dim=0) -> Tensor:
-    """Join tensors along ``dim``: one block copy per input into a narrowed slice of the output."""
+    """Join tensors along ``dim``: every input copied into its narrowed slice of the output,
+    all of them in one kernel call (``copy_many_into``), each by the path its layout needs."""
+    if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
+        raise StridedError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
@@ -289,30 +292,30 @@ def cat(tensors, dim=0) -> Tensor:
             raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
     first = tensors[0]
     d = norm_dim("cat", dim, first.ndim)
-    for x in tensors[1:]:
-        if x.ndim != first.ndim or any(
-            a != b for k, (a, b) in enumerate(zip(x.shape, first.shape)) if k != d
-        ):
+    want = first.dtype
+    head, tail = first.shape[:d], first.shape[d + 1 :]
+    total = 0
+    for x in tensors:
+        shape = x.shape
+        if len(shape) != len(first.shape) or shape[:d] != head or shape[d + 1 :] != tail:
             raise ShapeError(
                 f"cat: shapes must match except in dim {d}, got {' and '.join(str(x.shape) for x in tensors)}"
             )
-    want = first.dtype
-    for x in tensors[1:]:
-        want = dt.promote(want, x.dtype)
-    total = sum(x.shape[d] for x in tensors)
-    out = empty(first.shape[:d] + (total,) + first.shape[d + 1 :], want)
-    outer = int(np.prod(out.shape[:d], dtype=np.int64))
-    inner = int(np.prod(out.shape[d + 1 :], dtype=np.int64))
-    rows = out._storage.data.reshape(outer, total * inner) if out.numel else None
+        if x.dtype is not want:
+            want = dt.promote(want, x.dtype)
+        total += shape[d]
+    out = empty(head + (total,) + tail, want)
+    stride = out.layout.stride
+    dst_lays, srcs, src_lays, sizes = [], [], [], []
     start = 0
     for x in tensors:
         n = x.shape[d]
-        if n and x.dtype is want and x.layout.is_contiguous() and x.numel:
-            # Dense input: candle's copy2d, one row of n*inner elements per outer index.
-            off, w = x.offset, n * inner
-            x.layout.validate(len(x._storage))
-            rows[:, start * inner : (start + n) * inner] = x._storage.data[off : off + outer * w].reshape(outer, w)
-        elif n:
-            kcopy.copy_into(out._storage.data, out.layout.narrow(d, start, n), x._storage.data, x.layout)
+        sizes.append(n)
+        if n:  # out.layout.narrow(d, start, n), from parts already checked above
+            dst_lays.append(Layout._trusted(x.shape, stride, start * stride[d]))
+            srcs.append(x._storage.data)
+            src_lays.append(x.layout)
         start += n
-    return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(x.shape[d] for x in tensors))
+    if out.numel:
+        kcopy.copy_many_into(out._storage.data, dst_lays, srcs, src_lays)
+    return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(sizes))

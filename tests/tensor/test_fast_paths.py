@@ -100,3 +100,121 @@ def test_small_binary_bad_offset_still_raises():
     t = Tensor(sd.from_numpy(np.zeros(4, np.float32)).storage, sd.Layout((4,), (1,), 2), sd.f32)
     with pytest.raises(sd.StridedError):
         (t + t).numpy()
+
+
+# ---------------------------------------------------------------------------
+# cat: all inputs in one kernel call, each by its own copy path
+
+
+@st.composite
+def cat_input(draw, shape, np_dtype):
+    """A view of ``shape``: dense, at an offset, transposed (the tiled path), with gaps,
+    flipped, broadcast, or read-only."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["dense", "offset", "transposed", "gapped", "flipped", "broadcast", "readonly"]))
+    n = prod(shape)
+    if kind == "transposed":
+        base = _values(n, np_dtype, rng).reshape(shape[::-1])
+        t = sd.from_numpy(base).permute(tuple(reversed(range(len(shape)))))
+    elif kind == "gapped":
+        base = _values(2 * n, np_dtype, rng).reshape(shape[:-1] + (2 * shape[-1],))
+        t = sd.from_numpy(base)[..., ::2]
+    elif kind == "flipped":
+        t = sd.from_numpy(_values(n, np_dtype, rng).reshape(shape)).flip(0)
+    elif kind == "broadcast":
+        t = sd.from_numpy(_values(shape[-1], np_dtype, rng)).broadcast_as(shape)
+    elif kind == "readonly":
+        base = _values(n, np_dtype, rng).reshape(shape)
+        base.flags.writeable = False
+        t = sd.from_numpy(base)
+    else:
+        off = 3 if kind == "offset" else 0
+        t = sd.from_numpy(_values(n + off, np_dtype, rng))[off:].reshape(shape)
+    return t, np.array(t.numpy(), copy=True)
+
+
+@given(st.data())
+def test_cat_many_inputs_any_layouts_and_dtypes(data):
+    rank = data.draw(st.integers(1, 4))
+    shape = list(data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
+    dim = data.draw(st.integers(-rank, rank - 1))
+    dtypes = data.draw(st.sampled_from([["f32"], ["f64"], ["u8"], ["f32", "f64"], ["i64", "f32"]]))
+    parts = []
+    for _ in range(data.draw(st.integers(1, 19))):  # past _MANY: several kernel calls
+        s = list(shape)
+        s[dim] = data.draw(st.integers(0, 4))
+        parts.append(data.draw(cat_input(tuple(s), NP[data.draw(st.sampled_from(dtypes))])))
+    if all(p[0].shape[dim] == 0 for p in parts) and data.draw(st.booleans()):
+        parts[0] = data.draw(cat_input(tuple(shape), NP[dtypes[0]]))
+    got = sd.cat([p for p, _ in parts], dim)
+    want = np.concatenate([r for _, r in parts], axis=dim)
+    assert got.dtype.np == want.dtype and got.is_contiguous()
+    np.testing.assert_array_equal(got.numpy(), want)
+    for t, r in parts:  # inputs untouched
+        np.testing.assert_array_equal(t.numpy(), r)
+
+
+def test_cat_big_inputs_take_the_parallel_copy():
+    from strided.kernels.copy import COPY_PARALLEL_MIN
+
+    rng = np.random.default_rng(3)
+    rows = COPY_PARALLEL_MIN // 256 + 1
+    a = rng.standard_normal((rows, 256), dtype=np.float32)
+    b = rng.standard_normal((256, 7), dtype=np.float32)
+    parts = [sd.from_numpy(a), sd.from_numpy(b).t(), sd.from_numpy(a[:3])]
+    want = np.concatenate([a, b.T, a[:3]], 0)
+    np.testing.assert_array_equal(sd.cat(parts, 0).numpy(), want)
+
+
+def test_cat_records_for_autograd_and_splits_the_gradient():
+    w = sd.Var(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x = sd.from_numpy(np.ones((2, 2), np.float32))
+    y = sd.cat([x, w.t().t(), x], 1)
+    assert y._op is not None and y._op.ctx["sizes"] == (2, 3, 2)
+    g = (y * y).sum().backward()
+    np.testing.assert_array_equal(g[w].numpy(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert sd.cat([x, x], 0)._op is None
+
+
+def test_copy_many_into_rejects_bad_layouts_before_copying():
+    from strided.kernels.copy import copy_many_into
+
+    dst = np.zeros(8, np.float32)
+    src = np.arange(4, dtype=np.float32)
+    good = sd.Layout((4,))
+    with pytest.raises(sd.LayoutBoundsError):
+        copy_many_into(dst, [good, sd.Layout((4,), (1,), 6)], [src, src], [good, good])
+    with pytest.raises(sd.LayoutBoundsError):
+        copy_many_into(dst, [good, good], [src, src], [good, sd.Layout((4,), (2,), 0)])
+    with pytest.raises(sd.ShapeError):
+        copy_many_into(dst, [sd.Layout((2,))], [src], [good])
+    with pytest.raises(sd.StridedError):
+        copy_many_into(dst, [good], [src, src], [good])
+
+
+def test_cat_one_call_covers_every_copy_path():
+    from strided.kernels.copy import plan_copy
+
+    rng = np.random.default_rng(5)
+    big = rng.standard_normal((6, 8, 20)).astype(np.float32)
+    views = {
+        "run": lambda t: sd.from_numpy(np.ascontiguousarray(big[3:, 4:])),
+        "rows": lambda t: t[:3, 2:6],
+        "blocks": lambda t: t[::2, ::2],
+        "tiled": lambda t: t[:3, :4].flip(2).permute(2, 1, 0).permute(2, 1, 0),
+        "general": lambda t: t[:3, :4].flip(2),
+    }
+    base = sd.from_numpy(big)
+    parts = [f(base) for f in views.values()]
+    # the transposed input really is transposed in memory
+    parts[3] = sd.from_numpy(np.ascontiguousarray(big[:3, :4].transpose(2, 1, 0))).permute(2, 1, 0)
+    out = sd.empty((15, 4, 20))
+    seen = set()
+    start = 0
+    for p in parts:
+        seen.add(plan_copy(out.layout.narrow(0, start, 3), p.layout).path)
+        start += 3
+    assert seen == set(views)
+    want = np.concatenate([np.asarray(p.numpy()) for p in parts], 0)
+    np.testing.assert_array_equal(sd.cat(parts, 0).numpy(), want)
+    np.testing.assert_array_equal(want[:3], big[3:, 4:])

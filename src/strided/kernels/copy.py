@@ -49,7 +49,7 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
+    "copy_into", "copy_many_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
@@ -629,6 +629,116 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         return
     d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
     _EXEC[plan.path](d, s, n, *plan.args)
+
+
+# ---------------------------------------------------------------------------
+# many copies in one call (cat)
+# ---------------------------------------------------------------------------
+
+# Copies batched into one kernel call: their src buffers travel as a tuple of this many
+# (short batches padded with an empty buffer), so numba compiles one kernel per itemsize
+# rather than one per input count.
+_MANY = 8
+_PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
+# A copy's row in the table: path code, 9 slots of path integers, the count k of dims of
+# the path's dim arrays, then three arrays of k.  Rows of different k follow each other.
+_HEAD = 11
+
+
+@lru_cache(maxsize=1024)
+def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> np.ndarray:
+    """``plan_copy``'s same-dtype plan as a row of ``_many_s``'s table (cached: a model's
+    step cats the same layouts again and again)."""
+    plan = plan_copy(dst_layout, src_layout, True)
+    path, args = plan.path, plan.args
+    dims: tuple = ()
+    if path in ("run", "rows"):
+        scalars = list(args)
+    elif path == "blocks":
+        doff, soff, bdims, strides, blen = args
+        scalars, dims = [doff, soff, blen, prod(bdims)], (bdims, strides)
+    elif path == "general":
+        doff, dstr, soff, sstr, shape = args
+        scalars, dims = [doff, soff, prod(shape)], (dstr, sstr, shape)
+    else:  # tiled
+        doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q = args
+        w = b * _BLOCK_TILES
+        units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
+        scalars, dims = [doff, dp, dq, soff, sp, sq, P, Q, units], (odstr, osstr, oshape)
+    k = len(dims[0]) if dims else 0
+    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 2 - len(scalars)) + [k]
+    for a in range(3):
+        row += list(dims[a]) if a < len(dims) else [0] * k
+    return np.array(row, np.int64)
+
+
+@njit(cache=True)
+def _many_s(dst, srcs, table, count, b):
+    """The first ``count`` copies of ``table`` (rows from ``_plan_row``), src i from srcs[i]."""
+    buf = np.empty(b * b, dst.dtype)
+    pos = 0
+    for i in range(count):
+        src = srcs[i]
+        k = table[pos + _HEAD - 1]
+        row = table[pos : pos + _HEAD + 3 * k]
+        pos += _HEAD + 3 * k
+        a0 = row[_HEAD : _HEAD + k]
+        a1 = row[_HEAD + k : _HEAD + 2 * k]
+        a2 = row[_HEAD + 2 * k : _HEAD + 3 * k]
+        path = row[0]
+        if path == 0:
+            _run_body(dst, row[1], src, row[2], 0, row[3])
+        elif path == 1:
+            _rows_body(dst, row[1], row[2], src, row[3], row[4], row[6], 0, row[5])
+        elif path == 2:
+            _blocks_body(dst, row[1], src, row[2], a0, a1, row[3], 0, row[4])
+        elif path == 3:
+            _tile_body(dst, row[1], a0, row[2], row[3], src, row[4], a1, row[5], row[6], a2,
+                       row[7], row[8], b, buf, 0, row[9])
+        else:
+            _nd_body(dst, row[1], a0, src, row[2], a1, a2, 0, row[3])
+
+
+def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
+    """``copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])`` for every i, in order.
+
+    Same-dtype copies below the parallel size run in one kernel call per ``_MANY``
+    copies, each with the path ``plan_copy`` chooses for it alone; the others (dtype
+    conversions, read-only or unaligned buffers, big copies) go through ``copy_into``.
+    Every layout is validated against its buffer first; dst views must not overlap
+    each other or the srcs (the caller's guarantee, as for ``copy_into``).
+    """
+    op = "copy_many_into"
+    check_buffer(op, "dst", dst, writable=True)
+    if not len(dst_layouts) == len(srcs) == len(src_layouts):
+        raise StridedError(
+            f"{op}: expected as many dst layouts, srcs and src layouts, got "
+            f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
+        )
+    d = bits_view(dst)
+    b = tile_edge(dst.itemsize)
+    rows, bufs = [], []
+    for dl, src, sl in zip(dst_layouts, srcs, src_layouts):
+        check_buffer(op, "src", src)
+        _check_layout(op, "dst_layout", dl).validate(len(dst))
+        _check_layout(op, "src_layout", sl).validate(len(src))
+        if dl.shape != sl.shape:
+            raise ShapeError(f"{op}: dst shape {dl.shape} and src shape {sl.shape} must be equal")
+        check_dst_layout(op, dl)
+        n = dl.numel
+        if n == 0:
+            continue
+        flags = src.flags
+        if src.dtype != dst.dtype or n >= COPY_PARALLEL_MIN or not (flags.writeable and flags.aligned):
+            copy_into(dst, dl, src, sl)  # its own path: a conversion, parallel, or another numba type
+            continue
+        rows.append(_plan_row(dl, sl, b))
+        bufs.append(bits_view(src))
+    pad = d[:0]
+    for lo in range(0, len(rows), _MANY):
+        part = bufs[lo : lo + _MANY]
+        table = np.concatenate(rows[lo : lo + _MANY])
+        _many_s(d, tuple(part) + (pad,) * (_MANY - len(part)), table, len(part), b)
 
 
 # Layouts are immutable and hashable: a loop that copies the same views again
