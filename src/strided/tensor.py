@@ -47,6 +47,18 @@ def _ops():
     return _OPS
 
 
+_LINALG = None
+
+
+def _linalg():
+    global _LINALG
+    if _LINALG is None:
+        from . import linalg
+
+        _LINALG = linalg
+    return _LINALG
+
+
 def _tracked(inputs) -> bool:
     for t in inputs:  # a plain loop: any() over a generator costs more than the ops it guards
         if isinstance(t, Tensor) and (t._is_var or t._op is not None):
@@ -454,9 +466,7 @@ class Tensor:
         return where(self, a, b)
 
     def matmul(self, other):
-        from .linalg import matmul
-
-        return matmul(self, other)
+        return (_LINALG or _linalg()).matmul(self, other)
 
 
 # ---------------------------------------------------------------------------

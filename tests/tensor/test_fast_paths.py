@@ -218,3 +218,45 @@ def test_cat_one_call_covers_every_copy_path():
     want = np.concatenate([np.asarray(p.numpy()) for p in parts], 0)
     np.testing.assert_array_equal(sd.cat(parts, 0).numpy(), want)
     np.testing.assert_array_equal(want[:3], big[3:, 4:])
+
+
+# ---------------------------------------------------------------------------
+# matmul: cached batch walks, one BLAS thread for small products
+
+
+@given(st.data())
+def test_batched_matmul_walks_are_cached_per_layout_not_per_shape(data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x_np = rng.uniform(-1, 1, (2, 3, 4, 5)).astype(np.float32)
+    y_np = rng.uniform(-1, 1, (3, 2, 5, 6)).astype(np.float32)
+    x, y = sd.from_numpy(x_np), sd.from_numpy(y_np)
+    # same result shape (3, 2, 4, 6), different batch strides and broadcasts
+    xc_np = np.ascontiguousarray(x_np.transpose(1, 0, 2, 3))
+    cases = [
+        (x.permute(1, 0, 2, 3), y, x_np.transpose(1, 0, 2, 3), y_np),
+        (sd.from_numpy(xc_np), y, xc_np, y_np),
+        (x.permute(1, 0, 2, 3), y.narrow(1, 0, 1), x_np.transpose(1, 0, 2, 3), y_np[:, :1]),
+        (x[0].unsqueeze(1), y, x_np[0][:, None], y_np),
+    ]
+    for a, b, ra, rb in data.draw(st.permutations(cases)):
+        np.testing.assert_allclose((a @ b).numpy(), np.matmul(ra, rb), rtol=1e-5, atol=1e-5)
+
+
+def test_small_products_leave_the_blas_pool_as_strided_set_it():
+    from strided.kernels import matmul as km
+
+    if km._set_blas_threads is None:
+        pytest.skip("no OpenBLAS thread control found for scipy's BLAS")
+    from threadpoolctl import ThreadpoolController
+
+    libs = [c for c in ThreadpoolController().select(internal_api="openblas").lib_controllers if "scipy" in c.filepath]
+    before = sd.get_num_threads()
+    try:
+        sd.set_num_threads(2)
+        rng = np.random.default_rng(0)
+        for n in (8, 256, 323):  # 323^3 is past BLAS_PARALLEL_MIN
+            a = rng.standard_normal((n, n)).astype(np.float32)
+            np.testing.assert_allclose((sd.from_numpy(a) @ sd.from_numpy(a.T)).numpy(), a @ a.T, rtol=1e-4, atol=1e-3)
+            assert all(c.get_num_threads() == 2 for c in libs)
+    finally:
+        sd.set_num_threads(before)
