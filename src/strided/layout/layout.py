@@ -307,6 +307,8 @@ class Layout:
     def broadcast_as(self, shape) -> "Layout":
         """New leading dims and stretched size-1 dims read the same elements (stride 0)."""
         target = _int_tuple("broadcast_as", "shape", shape)
+        if target == self.shape:
+            return self  # immutable: the same view
         lead = len(target) - self.ndim
         if lead < 0:
             raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (fewer dims)")
