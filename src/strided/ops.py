@@ -9,6 +9,7 @@ Half-precision operands are computed in f32 and rounded back.
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 from math import prod
 
 import numpy as np
@@ -290,32 +291,35 @@ def cat(tensors, dim=0) -> Tensor:
     for x in tensors:
         if not isinstance(x, Tensor):
             raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
-    first = tensors[0]
+    src_lays = tuple([x.layout for x in tensors])
+    d, shape, want, dst_lays, sizes = _cat_plan(dim, src_lays, tuple([x.dtype for x in tensors]))
+    out = empty(shape, want)
+    if out.numel:
+        kcopy.copy_many_into(out._storage.data, dst_lays, [x._storage.data for x in tensors], src_lays)
+    return _record(out, "cat", tuple(tensors), dim=d, sizes=sizes)
+
+
+@lru_cache(maxsize=256)
+def _cat_plan(dim, layouts: tuple, dtypes: tuple):
+    """(dim, output shape and dtype, each input's slice of the output, the sizes along dim):
+    cached, since a model cats the same layouts step after step."""
+    first = layouts[0]
     d = norm_dim("cat", dim, first.ndim)
-    want = first.dtype
     head, tail = first.shape[:d], first.shape[d + 1 :]
-    total = 0
-    for x in tensors:
-        shape = x.shape
+    for lay in layouts:
+        shape = lay.shape
         if len(shape) != len(first.shape) or shape[:d] != head or shape[d + 1 :] != tail:
             raise ShapeError(
-                f"cat: shapes must match except in dim {d}, got {' and '.join(str(x.shape) for x in tensors)}"
+                f"cat: shapes must match except in dim {d}, got {' and '.join(str(l.shape) for l in layouts)}"
             )
-        if x.dtype is not want:
-            want = dt.promote(want, x.dtype)
-        total += shape[d]
-    out = empty(head + (total,) + tail, want)
-    stride = out.layout.stride
-    dst_lays, srcs, src_lays, sizes = [], [], [], []
-    start = 0
-    for x in tensors:
-        n = x.shape[d]
-        sizes.append(n)
-        if n:  # out.layout.narrow(d, start, n), from parts already checked above
-            dst_lays.append(Layout._trusted(x.shape, stride, start * stride[d]))
-            srcs.append(x._storage.data)
-            src_lays.append(x.layout)
+    want = dtypes[0]
+    for x in dtypes[1:]:
+        want = dt.promote(want, x)
+    sizes = tuple(lay.shape[d] for lay in layouts)
+    total = sum(sizes)
+    out = Layout.contiguous(head + (total,) + tail)
+    dst, start = [], 0
+    for n in sizes:
+        dst.append(out.narrow(d, start, n))
         start += n
-    if out.numel:
-        kcopy.copy_many_into(out._storage.data, dst_lays, srcs, src_lays)
-    return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(sizes))
+    return d, out.shape, want, tuple(dst), sizes

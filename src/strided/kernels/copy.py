@@ -550,14 +550,23 @@ def tile_plan(dst_layout: Layout, src_layout: Layout):
     sstr = it.strides[1]
     last = it.ndim - 1
     q_src = abs(sstr[last])
-    best = None
-    for k in range(last):
-        a = abs(sstr[k])
-        if a and (best is None or a < abs(sstr[best])):
-            best = k
-    if best is not None and q_src and abs(sstr[best]) < q_src:
-        return it, best
-    return it, None
+    cands = [k for k in range(last) if sstr[k] and abs(sstr[k]) < q_src]
+    if not cands:
+        return it, None
+    best = min(cands, key=lambda k: abs(sstr[k]))
+    if it.shape[best] < _SHORT_P:
+        # A dim this short fills a sliver of every tile and leaves the loops all overhead:
+        # tile against a longer dim that src also walks faster than dst's innermost (the
+        # short one becomes an outer dim).  cat of zeros(64,128,4).transpose(0,2) pieces:
+        # P 4 -> 128, 384 -> 232 us for eight [4,128,64] f32.
+        longer = [k for k in cands if it.shape[k] >= _SHORT_P]
+        if longer:
+            best = min(longer, key=lambda k: abs(sstr[k]))
+    return it, best
+
+
+# Shortest P worth a tile of its own (tile edges are 32 to 128 elements).
+_SHORT_P = 32
 
 
 def _nchunks(units: int, numel: int) -> int:
@@ -700,7 +709,7 @@ def _many_s(dst, srcs, table, count, b):
 
 
 def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
-    """``copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])`` for every i, in order.
+    """``copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])`` for every i.
 
     Same-dtype copies below the parallel size run in one kernel call per ``_MANY``
     copies, each with the path ``plan_copy`` chooses for it alone; the others (dtype
@@ -715,30 +724,62 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
             f"{op}: expected as many dst layouts, srcs and src layouts, got "
             f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
         )
-    d = bits_view(dst)
-    b = tile_edge(dst.itemsize)
-    rows, bufs = [], []
-    for dl, src, sl in zip(dst_layouts, srcs, src_layouts):
+    lens, dtypes = [], []
+    for src in srcs:
         check_buffer(op, "src", src)
-        _check_layout(op, "dst_layout", dl).validate(len(dst))
-        _check_layout(op, "src_layout", sl).validate(len(src))
+        lens.append(len(src))
+        dtypes.append(src.dtype)
+    # Validation, planning and the tables depend only on layouts, lengths and dtypes:
+    # a model's step repeats them, so they are worked out once (``_many_program``).
+    batched, solo, rows, tables = _many_program(
+        tuple(dst_layouts), tuple(src_layouts), len(dst), dst.dtype, tuple(lens), tuple(dtypes)
+    )
+    for i in solo:  # a conversion or a parallel copy: its own path
+        copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
+    if not batched:
+        return
+    d = bits_view(dst)
+    bufs, live = [], []
+    for k, i in enumerate(batched):
+        src = srcs[i]
+        flags = src.flags
+        if flags.writeable and flags.aligned:
+            bufs.append(bits_view(src))
+            live.append(k)
+        else:  # a read-only or unaligned array is another numba type: the tuple stays uniform
+            copy_into(dst, dst_layouts[i], src, src_layouts[i])
+    if len(live) < len(batched):
+        tables = [np.concatenate([rows[k] for k in live[lo : lo + _MANY]]) for lo in range(0, len(live), _MANY)]
+    b = tile_edge(dst.itemsize)
+    pad = d[:0]
+    for lo, table in zip(range(0, len(bufs), _MANY), tables):
+        part = bufs[lo : lo + _MANY]
+        _many_s(d, tuple(part) + (pad,) * (_MANY - len(part)), table, len(part), b)
+
+
+@lru_cache(maxsize=256)
+def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtype, src_lens: tuple, src_dtypes: tuple):
+    """(indices batched, indices copied alone, the batched ones' table rows, the tables of
+    ``_MANY`` rows each kernel call takes), after every check ``copy_into`` makes on each pair."""
+    op = "copy_many_into"
+    b = tile_edge(dst_dtype.itemsize)
+    batched, solo, rows = [], [], []
+    for i, (dl, sl, n_src, sdt) in enumerate(zip(dst_layouts, src_layouts, src_lens, src_dtypes)):
+        _check_layout(op, "dst_layout", dl).validate(dst_len)
+        _check_layout(op, "src_layout", sl).validate(n_src)
         if dl.shape != sl.shape:
             raise ShapeError(f"{op}: dst shape {dl.shape} and src shape {sl.shape} must be equal")
         check_dst_layout(op, dl)
         n = dl.numel
         if n == 0:
             continue
-        flags = src.flags
-        if src.dtype != dst.dtype or n >= COPY_PARALLEL_MIN or not (flags.writeable and flags.aligned):
-            copy_into(dst, dl, src, sl)  # its own path: a conversion, parallel, or another numba type
+        if sdt != dst_dtype or n >= COPY_PARALLEL_MIN:
+            solo.append(i)
             continue
+        batched.append(i)
         rows.append(_plan_row(dl, sl, b))
-        bufs.append(bits_view(src))
-    pad = d[:0]
-    for lo in range(0, len(rows), _MANY):
-        part = bufs[lo : lo + _MANY]
-        table = np.concatenate(rows[lo : lo + _MANY])
-        _many_s(d, tuple(part) + (pad,) * (_MANY - len(part)), table, len(part), b)
+    tables = [np.concatenate(rows[lo : lo + _MANY]) for lo in range(0, len(rows), _MANY)]
+    return tuple(batched), tuple(solo), tuple(rows), tuple(tables)
 
 
 # Layouts are immutable and hashable: a loop that copies the same views again
