@@ -38,7 +38,7 @@ from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError, TooHardError
 from .kernels import matmul as km  # loads scipy's BLAS; linalg itself loads on first use
 from .layout import Layout
-from .layout.layout import broadcast_shapes
+from .layout.layout import _contiguous, broadcast_shapes
 from .storage import alloc
 from .tensor import Op, Tensor, _tracked, from_numpy
 
@@ -61,7 +61,8 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         want = dt.promote(a.dtype, b.dtype)
     else:
         want = a.dtype
-    if a.ndim == 0 or b.ndim == 0:
+    a_nd, b_nd = len(a.layout.shape), len(b.layout.shape)  # used often below: properties cost
+    if a_nd == 0 or b_nd == 0:
         raise ShapeError(
             f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
             "both operands need at least 1 dim (use * to multiply by a scalar)"
@@ -77,9 +78,9 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
     # Plain tuples from here on: building Layout objects costs more than a small gemm.
     a_shape, a_stride = alay.shape, alay.stride
     b_shape, b_stride = blay.shape, blay.stride
-    if a.ndim == 1:  # a row; its (size-1) row stride is never used
+    if a_nd == 1:  # a row; its (size-1) row stride is never used
         a_shape, a_stride = (1,) + a_shape, (0,) + a_stride
-    if b.ndim == 1:  # a column
+    if b_nd == 1:  # a column
         b_shape, b_stride = b_shape + (1,), b_stride + (0,)
     m, k = a_shape[-2:]
     kb, n = b_shape[-2:]
@@ -99,7 +100,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
                 f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
                 f"batch dims {a_batch} and {b_batch} do not broadcast"
             ) from None
-    out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
+    out_shape = batch + ((m,) if a_nd > 1 else ()) + ((n,) if b_nd > 1 else ())
 
     nbatch = 1
     for d in batch:
@@ -123,7 +124,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even
         store = rounded
-    out = Tensor(store, Layout.contiguous(out_shape), want)  # row-major
+    out = Tensor(store, _contiguous(out_shape), want)  # row-major
     if _tracked((a, b)):
         out._op = Op("matmul", (a, b), {"promote": promote})
     return out

@@ -73,6 +73,9 @@ def load_blas() -> None:
 BLAS_PARALLEL_MIN = 1 << 25
 
 _set_blas_threads = None
+# OpenBLAS itself runs gemms up to this size on the calling thread (interface/gemm.c:
+# m*n*k <= SMP_THRESHOLD_MIN 65536 * GEMM_MULTITHREAD_THRESHOLD 4): nothing to switch.
+_BLAS_SERIAL_MAX = 1 << 18
 
 
 def _blas_thread_setter():
@@ -103,7 +106,7 @@ def _blas_thread_setter():
 def blas_threads(macs: int, threads: int) -> int:
     """Set the BLAS pool for a product of ``macs`` multiply-adds per matrix; returns the
     count to restore afterwards (0: nothing was changed)."""
-    if _set_blas_threads is None or threads < 2 or macs >= BLAS_PARALLEL_MIN:
+    if _set_blas_threads is None or threads < 2 or macs >= BLAS_PARALLEL_MIN or macs <= _BLAS_SERIAL_MAX:
         return 0
     _set_blas_threads(1)
     return threads
