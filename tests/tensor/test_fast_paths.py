@@ -47,7 +47,7 @@ def small_operand(draw, shape, np_dtype):
     return t, np.array(t.numpy(), copy=True)
 
 
-small_shapes = st.sampled_from([(), (1,), (4,), (3, 1, 2), (1, 5), (2, 3, 4), (64, 64), (4097,), (65, 64)])
+small_shapes = st.sampled_from([(), (0,), (2, 0, 3), (1,), (4,), (3, 1, 2), (1, 5), (2, 3, 4), (64, 64), (4097,), (65, 64)])
 
 
 @given(st.sampled_from(sorted(ARITH) + sorted(COMPARE)), st.sampled_from(sorted(NP)), small_shapes, st.data())
