@@ -724,11 +724,16 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
             f"{op}: expected as many dst layouts, srcs and src layouts, got "
             f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
         )
-    lens, dtypes = [], []
+    # One pass over the srcs: checks, the program's key, and the bit views the kernel takes
+    # (a read-only or unaligned array is another numba type: it is copied on its own).
+    bits = _BITS[dst.itemsize]
+    lens, dtypes, views = [], [], []
     for src in srcs:
         check_buffer(op, "src", src)
         lens.append(len(src))
         dtypes.append(src.dtype)
+        flags = src.flags
+        views.append(src.view(bits) if src.itemsize == dst.itemsize and flags.writeable and flags.aligned else None)
     # Validation, planning and the tables depend only on layouts, lengths and dtypes:
     # a model's step repeats them, so they are worked out once (``_many_program``).
     batched, solo, rows, tables = _many_program(
@@ -738,16 +743,15 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
         copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
     if not batched:
         return
-    d = bits_view(dst)
+    d = dst.view(bits)
     bufs, live = [], []
     for k, i in enumerate(batched):
-        src = srcs[i]
-        flags = src.flags
-        if flags.writeable and flags.aligned:
-            bufs.append(bits_view(src))
+        v = views[i]
+        if v is not None:
+            bufs.append(v)
             live.append(k)
-        else:  # a read-only or unaligned array is another numba type: the tuple stays uniform
-            copy_into(dst, dst_layouts[i], src, src_layouts[i])
+        else:
+            copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
     if len(live) < len(batched):
         tables = [np.concatenate([rows[k] for k in live[lo : lo + _MANY]]) for lo in range(0, len(live), _MANY)]
     b = tile_edge(dst.itemsize)
