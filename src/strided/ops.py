@@ -292,7 +292,8 @@ def cat(tensors, dim=0) -> Tensor:
         if not isinstance(x, Tensor):
             raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
     src_lays = tuple([x.layout for x in tensors])
-    d, shape, want, dst_lays, sizes = _cat_plan(dim, src_lays, tuple([x.dtype for x in tensors]))
+    d = norm_dim("cat", dim, src_lays[0].ndim)  # before the cache: any dim argument reaches it
+    shape, want, dst_lays, sizes = _cat_plan(d, src_lays, tuple([x.dtype for x in tensors]))
     out = empty(shape, want)
     if out.numel:
         kcopy.copy_many_into(out._storage.data, dst_lays, [x._storage.data for x in tensors], src_lays)
@@ -300,11 +301,10 @@ def cat(tensors, dim=0) -> Tensor:
 
 
 @lru_cache(maxsize=256)
-def _cat_plan(dim, layouts: tuple, dtypes: tuple):
-    """(dim, output shape and dtype, each input's slice of the output, the sizes along dim):
+def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
+    """(output shape and dtype, each input's slice of the output, the sizes along dim ``d``):
     cached, since a model cats the same layouts step after step."""
     first = layouts[0]
-    d = norm_dim("cat", dim, first.ndim)
     head, tail = first.shape[:d], first.shape[d + 1 :]
     for lay in layouts:
         shape = lay.shape
@@ -322,4 +322,4 @@ def _cat_plan(dim, layouts: tuple, dtypes: tuple):
     for n in sizes:
         dst.append(out.narrow(d, start, n))
         start += n
-    return d, out.shape, want, tuple(dst), sizes
+    return out.shape, want, tuple(dst), sizes

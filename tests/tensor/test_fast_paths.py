@@ -260,3 +260,14 @@ def test_small_products_leave_the_blas_pool_as_strided_set_it():
             assert all(c.get_num_threads() == 2 for c in libs)
     finally:
         sd.set_num_threads(before)
+
+
+def test_cat_and_copy_many_into_refuse_garbage_before_their_caches():
+    from strided.kernels.copy import copy_many_into
+
+    t = sd.from_numpy(np.ones((2, 2), np.float32))
+    for dim in ([1], 1.5, "0", None):
+        with pytest.raises(sd.StridedError):
+            sd.cat([t, t], dim)
+    with pytest.raises(sd.StridedError):
+        copy_many_into(np.zeros(4, np.float32), [[4]], [np.zeros(4, np.float32)], [sd.Layout((4,))])

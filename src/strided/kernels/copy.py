@@ -726,6 +726,9 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
         )
     # One pass over the srcs: checks, the program's key, and the bit views the kernel takes
     # (a read-only or unaligned array is another numba type: it is copied on its own).
+    for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
+        _check_layout(op, "dst_layout", dl)
+        _check_layout(op, "src_layout", sl)
     bits = _BITS[dst.itemsize]
     lens, dtypes, views = [], [], []
     for src in srcs:
