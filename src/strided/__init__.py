@@ -43,7 +43,14 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # Heavier layers load on first use so that `import strided` stays quick.
+    # Heavier layers load on first use so that `import strided` stays quick; what is
+    # found is kept as a module attribute, so later lookups (strided.cat in a loop) are plain.
+    value = _lazy(name)
+    globals()[name] = value
+    return value
+
+
+def _lazy(name):
     if name in ("cat", "where", "index_select"):
         from . import ops
 

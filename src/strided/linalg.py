@@ -28,6 +28,8 @@ DTypeError unless ``promote=True`` (then NumPy's promotion applies).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import dtype as dt
@@ -36,7 +38,7 @@ from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError, TooHardError
 from .kernels import matmul as km  # loads scipy's BLAS; linalg itself loads on first use
 from .layout import Layout
-from .layout.layout import broadcast_shapes
+from .layout.layout import _contiguous, broadcast_shapes
 from .storage import alloc
 from .tensor import Op, Tensor, _tracked, from_numpy
 
@@ -59,7 +61,8 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         want = dt.promote(a.dtype, b.dtype)
     else:
         want = a.dtype
-    if a.ndim == 0 or b.ndim == 0:
+    a_nd, b_nd = len(a.layout.shape), len(b.layout.shape)  # used often below: properties cost
+    if a_nd == 0 or b_nd == 0:
         raise ShapeError(
             f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
             "both operands need at least 1 dim (use * to multiply by a scalar)"
@@ -75,9 +78,9 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
     # Plain tuples from here on: building Layout objects costs more than a small gemm.
     a_shape, a_stride = alay.shape, alay.stride
     b_shape, b_stride = blay.shape, blay.stride
-    if a.ndim == 1:  # a row; its (size-1) row stride is never used
+    if a_nd == 1:  # a row; its (size-1) row stride is never used
         a_shape, a_stride = (1,) + a_shape, (0,) + a_stride
-    if b.ndim == 1:  # a column
+    if b_nd == 1:  # a column
         b_shape, b_stride = b_shape + (1,), b_stride + (0,)
     m, k = a_shape[-2:]
     kb, n = b_shape[-2:]
@@ -97,7 +100,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
                 f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
                 f"batch dims {a_batch} and {b_batch} do not broadcast"
             ) from None
-    out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
+    out_shape = batch + ((m,) if a_nd > 1 else ()) + ((n,) if b_nd > 1 else ())
 
     nbatch = 1
     for d in batch:
@@ -121,7 +124,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even
         store = rounded
-    out = Tensor(store, Layout(out_shape), want)  # row-major
+    out = Tensor(store, _contiguous(out_shape), want)  # row-major
     if _tracked((a, b)):
         out._op = Op("matmul", (a, b), {"promote": promote})
     return out
@@ -151,9 +154,16 @@ def _batch_walk(batch, a_batch, a_bst, a_off, b_batch, b_bst, b_off, mat_size):
     so permuted, narrowed, flipped and broadcast batches are addressed exactly.
     Size-1 dims are dropped; with no batch dims there is one step.
     """
-    nd = len(batch)
-    if not nd:
+    if not batch:
         return _ONE_STEP + (a_off, b_off, 0)
+    return _batch_dims(batch, a_batch, a_bst, b_batch, b_bst, mat_size) + (a_off, b_off, 0)
+
+
+@lru_cache(maxsize=256)
+def _batch_dims(batch, a_batch, a_bst, b_batch, b_bst, mat_size):
+    # Cached: a model multiplies the same shapes every step, and four small arrays cost
+    # more than a tiny batched gemm.  The kernels only read them.
+    nd = len(batch)
     a_full = _broadcast_strides(a_batch, a_bst, nd)
     b_full = _broadcast_strides(b_batch, b_bst, nd)
     shape, sa, sb, sc = [], [], [], []
@@ -168,10 +178,8 @@ def _batch_walk(batch, a_batch, a_bst, a_off, b_batch, b_bst, b_off, mat_size):
     if not shape:
         shape, sa, sb, sc = [1], [0], [0], [0]
     shape.reverse(), sa.reverse(), sb.reverse(), sc.reverse()
-    return (
-        np.array(shape, np.int64), np.array(sa, np.int64), np.array(sb, np.int64), np.array(sc, np.int64),
-        a_off, b_off, 0,
-    )
+    table = np.array([shape, sa, sb, sc], np.int64)
+    return table[0], table[1], table[2], table[3]
 
 
 # The walk of an unbatched product (read-only in the kernels, so shared).
@@ -196,12 +204,16 @@ def _float_matmul(abuf, a_mat, bbuf, b_mat, cbuf, m, n, k, walk, chunk) -> None:
     for mode in (a_mode, b_mode):
         stats["packed" if mode >= km.PACK_ROW else "direct"] += 1
     chunk = km.DEFAULT_CHUNK if chunk is None else chunk
-    km.gemm_batched(
-        abuf, bbuf, cbuf, m, n, k,
-        a_mode, a_ld, a_sr, a_sc,
-        b_mode, b_ld, b_sr, b_sc,
-        *walk, chunk,
-    )
+    restore = km.blas_threads(m * n * k, threads.get_num_threads())
+    try:
+        km.gemm_batched(
+            abuf, bbuf, cbuf, m, n, k,
+            a_mode, a_ld, a_sr, a_sc,
+            b_mode, b_ld, b_sr, b_sc,
+            *walk, chunk,
+        )
+    finally:
+        km.restore_blas_threads(restore)
 
 
 def _int_matmul(abuf, a_mat, bbuf, b_mat, cbuf, m, n, k, walk, comp) -> None:

@@ -11,6 +11,8 @@ reductions still get an f32 copy.
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
+from math import prod
 
 import numpy as np
 
@@ -22,9 +24,9 @@ from .kernels import elementwise as kew
 from .kernels import index as kindex
 from .kernels import reduce as kred
 from .layout import Layout
-from .layout.layout import broadcast_shapes, norm_dim
-from .storage import alloc, wrap
-from .tensor import Op, Tensor, _tracked, empty, from_numpy, full
+from .layout.layout import _contiguous, broadcast_shapes, norm_dim
+from .storage import Storage, alloc
+from .tensor import Op, Tensor, _tracked, empty, full
 
 # Ops that produce floats from any input (NumPy gives f64 for integer input).
 _FLOAT_UNARY = {"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip"}
@@ -134,24 +136,6 @@ _SMALL_UFUNCS = {
 _NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
 
 
-def _small_binary(op: str, a: Tensor, b: Tensor) -> Tensor | None:
-    ufunc = _SMALL_UFUNCS.get(op)
-    la, lb = a.layout, b.layout
-    if (
-        ufunc is None or a.dtype is not b.dtype or a.dtype not in _NATIVE or la.shape != lb.shape
-        or la.numel > _SMALL or not la.is_contiguous() or not lb.is_contiguous()
-    ):
-        return None
-    n, oa, ob = la.numel, la.offset, lb.offset
-    da, db = a._storage.data, b._storage.data
-    if oa < 0 or ob < 0 or oa + n > len(da) or ob + n > len(db):
-        return None  # let the validating path raise
-    out_dtype = dt.bool_ if op in _COMPARE else a.dtype
-    out = np.empty(n, out_dtype.np)
-    ufunc(da[oa : oa + n], db[ob : ob + n], out=out)
-    return _record(Tensor(wrap(out), Layout.contiguous(la.shape), out_dtype), op, (a, b), operands=(a, b))
-
-
 # A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
 # every value of the dtype?  The mirrored question for v below every value is its negation,
 # except for eq and ne, which never and always hold.
@@ -179,10 +163,32 @@ def _tensors(*xs) -> tuple:
 
 
 def binary(op: str, a, b) -> Tensor:
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        small = _small_binary(op, a, b)
-        if small is not None:
-            return small
+    # Tiny dense same-dtype same-shape tensors first, checked inline with identity and tuple
+    # compares only: on 4 elements every call and allocation here is the whole cost.
+    ufunc = _SMALL_UFUNCS.get(op)
+    if ufunc is not None and isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = a.dtype
+        la, lb = a.layout, b.layout
+        shape = la.shape
+        if dtype is b.dtype and dtype in _NATIVE and shape == lb.shape and prod(shape) <= _SMALL:
+            dense = _contiguous(shape)  # cached per shape: every such result shares it
+            n = prod(shape)
+            da, db = a._storage.data, b._storage.data
+            oa, ob = la.offset, lb.offset
+            if (
+                0 <= oa and 0 <= ob and oa + n <= len(da) and ob + n <= len(db)
+                and (la.stride == dense.stride or la.is_contiguous())
+                and (lb.stride == dense.stride or lb.is_contiguous())
+            ):
+                if oa or len(da) != n:
+                    da = da[oa : oa + n]
+                if ob or len(db) != n:
+                    db = db[ob : ob + n]
+                # Same-dtype ufuncs keep the dtype (bool for comparisons), as the kernels do.
+                out = Tensor(Storage(ufunc(da, db)), dense, dt.bool_ if op in _COMPARE else dtype)
+                if a._is_var or b._is_var or a._op is not None or b._op is not None:  # _record's rule
+                    out._op = Op(op, (a, b), {"operands": (a, b)})
+                return out
     if op not in kew.BINARY_OPS:
         raise StridedError(f"binary: unknown op {op!r}")
     for x in (a, b):
@@ -321,7 +327,8 @@ def index_select(t: Tensor, index, dim=0) -> Tensor:
 
 
 def cat(tensors, dim=0) -> Tensor:
-    """Join tensors along ``dim``: one block copy per input into a narrowed slice of the output."""
+    """Join tensors along ``dim``: every input copied into its narrowed slice of the output,
+    all of them in one kernel call (``copy_many_into``), each by the path its layout needs."""
     if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
         raise StridedError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
@@ -330,32 +337,35 @@ def cat(tensors, dim=0) -> Tensor:
     for x in tensors:
         if not isinstance(x, Tensor):
             raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
-    first = tensors[0]
-    d = norm_dim("cat", dim, first.ndim)
-    for x in tensors[1:]:
-        if x.ndim != first.ndim or any(
-            a != b for k, (a, b) in enumerate(zip(x.shape, first.shape)) if k != d
-        ):
+    src_lays = tuple([x.layout for x in tensors])
+    d = norm_dim("cat", dim, src_lays[0].ndim)  # before the cache: any dim argument reaches it
+    shape, want, dst_lays, sizes = _cat_plan(d, src_lays, tuple([x.dtype for x in tensors]))
+    out = empty(shape, want)
+    if out.numel:
+        kcopy.copy_many_into(out._storage.data, dst_lays, [x._storage.data for x in tensors], src_lays)
+    return _record(out, "cat", tuple(tensors), dim=d, sizes=sizes)
+
+
+@lru_cache(maxsize=256)
+def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
+    """(output shape and dtype, each input's slice of the output, the sizes along dim ``d``):
+    cached, since a model cats the same layouts step after step."""
+    first = layouts[0]
+    head, tail = first.shape[:d], first.shape[d + 1 :]
+    for lay in layouts:
+        shape = lay.shape
+        if len(shape) != len(first.shape) or shape[:d] != head or shape[d + 1 :] != tail:
             raise ShapeError(
-                f"cat: shapes must match except in dim {d}, got {' and '.join(str(x.shape) for x in tensors)}"
+                f"cat: shapes must match except in dim {d}, got {' and '.join(str(l.shape) for l in layouts)}"
             )
-    want = first.dtype
-    for x in tensors[1:]:
-        want = dt.promote(want, x.dtype)
-    total = sum(x.shape[d] for x in tensors)
-    out = empty(first.shape[:d] + (total,) + first.shape[d + 1 :], want)
-    outer = int(np.prod(out.shape[:d], dtype=np.int64))
-    inner = int(np.prod(out.shape[d + 1 :], dtype=np.int64))
-    rows = out._storage.data.reshape(outer, total * inner) if out.numel else None
-    start = 0
-    for x in tensors:
-        n = x.shape[d]
-        if n and x.dtype is want and x.layout.is_contiguous() and x.numel:
-            # Dense input: candle's copy2d, one row of n*inner elements per outer index.
-            off, w = x.offset, n * inner
-            x.layout.validate(len(x._storage))
-            rows[:, start * inner : (start + n) * inner] = x._storage.data[off : off + outer * w].reshape(outer, w)
-        elif n:
-            kcopy.copy_into(out._storage.data, out.layout.narrow(d, start, n), x._storage.data, x.layout)
+    want = dtypes[0]
+    for x in dtypes[1:]:
+        want = dt.promote(want, x)
+    sizes = tuple(lay.shape[d] for lay in layouts)
+    total = sum(sizes)
+    out = Layout.contiguous(head + (total,) + tail)
+    dst, start = [], 0
+    for n in sizes:
+        dst.append(out.narrow(d, start, n))
         start += n
-    return _record(out, "cat", tuple(tensors), dim=d, sizes=tuple(x.shape[d] for x in tensors))
+    return out.shape, want, tuple(dst), sizes

@@ -47,8 +47,23 @@ def _ops():
     return _OPS
 
 
+_LINALG = None
+
+
+def _linalg():
+    global _LINALG
+    if _LINALG is None:
+        from . import linalg
+
+        _LINALG = linalg
+    return _LINALG
+
+
 def _tracked(inputs) -> bool:
-    return any(isinstance(t, Tensor) and (t._is_var or t._op is not None) for t in inputs)
+    for t in inputs:  # a plain loop: any() over a generator costs more than the ops it guards
+        if isinstance(t, Tensor) and (t._is_var or t._op is not None):
+            return True
+    return False
 
 
 class Tensor:
@@ -332,36 +347,29 @@ class Tensor:
         _write(self[index], value, "setitem")
 
     # -- math -------------------------------------------------------------
-    def _unary(self, op: str) -> "Tensor":
-        from .ops import unary
+    # Each op calls the op layer directly: one Python frame less per op, which is a fair share
+    # of a small op's whole cost.
+    def exp(self): return (_OPS or _ops()).unary("exp", self)
+    def log(self): return (_OPS or _ops()).unary("log", self)
+    def sqrt(self): return (_OPS or _ops()).unary("sqrt", self)
+    def sqr(self): return (_OPS or _ops()).unary("sqr", self)
+    def abs(self): return (_OPS or _ops()).unary("abs", self)
+    def neg(self): return (_OPS or _ops()).unary("neg", self)
+    def relu(self): return (_OPS or _ops()).unary("relu", self)
+    def tanh(self): return (_OPS or _ops()).unary("tanh", self)
+    def sigmoid(self): return (_OPS or _ops()).unary("sigmoid", self)
+    def sin(self): return (_OPS or _ops()).unary("sin", self)
+    def cos(self): return (_OPS or _ops()).unary("cos", self)
+    def sign(self): return (_OPS or _ops()).unary("sign", self)
+    def recip(self): return (_OPS or _ops()).unary("recip", self)
 
-        return unary(op, self)
-
-    def exp(self): return self._unary("exp")
-    def log(self): return self._unary("log")
-    def sqrt(self): return self._unary("sqrt")
-    def sqr(self): return self._unary("sqr")
-    def abs(self): return self._unary("abs")
-    def neg(self): return self._unary("neg")
-    def relu(self): return self._unary("relu")
-    def tanh(self): return self._unary("tanh")
-    def sigmoid(self): return self._unary("sigmoid")
-    def sin(self): return self._unary("sin")
-    def cos(self): return self._unary("cos")
-    def sign(self): return self._unary("sign")
-    def recip(self): return self._unary("recip")
-
-    def _binary(self, op: str, other, reverse: bool = False) -> "Tensor":
-        binary = _ops().binary
-        return binary(op, other, self) if reverse else binary(op, self, other)
-
-    def add(self, o): return self._binary("add", o)
-    def sub(self, o): return self._binary("sub", o)
-    def mul(self, o): return self._binary("mul", o)
-    def div(self, o): return self._binary("div", o)
-    def maximum(self, o): return self._binary("maximum", o)
-    def minimum(self, o): return self._binary("minimum", o)
-    def pow(self, o): return self._binary("pow", o)
+    def add(self, o): return (_OPS or _ops()).binary("add", self, o)
+    def sub(self, o): return (_OPS or _ops()).binary("sub", self, o)
+    def mul(self, o): return (_OPS or _ops()).binary("mul", self, o)
+    def div(self, o): return (_OPS or _ops()).binary("div", self, o)
+    def maximum(self, o): return (_OPS or _ops()).binary("maximum", self, o)
+    def minimum(self, o): return (_OPS or _ops()).binary("minimum", self, o)
+    def pow(self, o): return (_OPS or _ops()).binary("pow", self, o)
     broadcast_add = add
     broadcast_sub = sub
     broadcast_mul = mul
@@ -369,18 +377,18 @@ class Tensor:
     broadcast_maximum = maximum
     broadcast_minimum = minimum
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __rtruediv__(self, o): return self._binary("div", o, True)
-    def __pow__(self, o): return self._binary("pow", o)
-    def __rpow__(self, o): return self._binary("pow", o, True)
-    def __neg__(self): return self._unary("neg")
-    def __abs__(self): return self._unary("abs")
+    def __add__(self, o): return (_OPS or _ops()).binary("add", self, o)
+    def __radd__(self, o): return (_OPS or _ops()).binary("add", o, self)
+    def __sub__(self, o): return (_OPS or _ops()).binary("sub", self, o)
+    def __rsub__(self, o): return (_OPS or _ops()).binary("sub", o, self)
+    def __mul__(self, o): return (_OPS or _ops()).binary("mul", self, o)
+    def __rmul__(self, o): return (_OPS or _ops()).binary("mul", o, self)
+    def __truediv__(self, o): return (_OPS or _ops()).binary("div", self, o)
+    def __rtruediv__(self, o): return (_OPS or _ops()).binary("div", o, self)
+    def __pow__(self, o): return (_OPS or _ops()).binary("pow", self, o)
+    def __rpow__(self, o): return (_OPS or _ops()).binary("pow", o, self)
+    def __neg__(self): return (_OPS or _ops()).unary("neg", self)
+    def __abs__(self): return (_OPS or _ops()).unary("abs", self)
     def __matmul__(self, o): return self.matmul(o)
     def __rmatmul__(self, o): return _as_tensor_like(o, self).matmul(self)
 
@@ -395,26 +403,26 @@ class Tensor:
         _write(self, binary(op, self, other), "in-place " + op)
         return self
 
-    def eq(self, o): return self._binary("eq", o)
-    def ne(self, o): return self._binary("ne", o)
-    def lt(self, o): return self._binary("lt", o)
-    def le(self, o): return self._binary("le", o)
-    def gt(self, o): return self._binary("gt", o)
-    def ge(self, o): return self._binary("ge", o)
+    def eq(self, o): return (_OPS or _ops()).binary("eq", self, o)
+    def ne(self, o): return (_OPS or _ops()).binary("ne", self, o)
+    def lt(self, o): return (_OPS or _ops()).binary("lt", self, o)
+    def le(self, o): return (_OPS or _ops()).binary("le", self, o)
+    def gt(self, o): return (_OPS or _ops()).binary("gt", self, o)
+    def ge(self, o): return (_OPS or _ops()).binary("ge", self, o)
     __lt__ = lt
     __le__ = le
     __gt__ = gt
     __ge__ = ge
 
-    def __eq__(self, o): return self._binary("eq", o)
-    def __ne__(self, o): return self._binary("ne", o)
+    def __eq__(self, o): return (_OPS or _ops()).binary("eq", self, o)
+    def __ne__(self, o): return (_OPS or _ops()).binary("ne", self, o)
     __hash__ = object.__hash__
 
-    def __and__(self, o): return self._binary("logical_and", o)
-    def __or__(self, o): return self._binary("logical_or", o)
-    def __rand__(self, o): return self._binary("logical_and", o, True)
-    def __ror__(self, o): return self._binary("logical_or", o, True)
-    def __invert__(self): return self._unary("not")
+    def __and__(self, o): return (_OPS or _ops()).binary("logical_and", self, o)
+    def __or__(self, o): return (_OPS or _ops()).binary("logical_or", self, o)
+    def __rand__(self, o): return (_OPS or _ops()).binary("logical_and", o, self)
+    def __ror__(self, o): return (_OPS or _ops()).binary("logical_or", o, self)
+    def __invert__(self): return (_OPS or _ops()).unary("not", self)
 
     def sum(self, dim=None, keepdim: bool = False):
         from .ops import reduce
@@ -464,9 +472,7 @@ class Tensor:
         return where(self, a, b)
 
     def matmul(self, other):
-        from .linalg import matmul
-
-        return matmul(self, other)
+        return (_LINALG or _linalg()).matmul(self, other)
 
 
 # ---------------------------------------------------------------------------

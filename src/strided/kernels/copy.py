@@ -49,7 +49,7 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
+    "copy_into", "copy_many_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
@@ -550,14 +550,23 @@ def tile_plan(dst_layout: Layout, src_layout: Layout):
     sstr = it.strides[1]
     last = it.ndim - 1
     q_src = abs(sstr[last])
-    best = None
-    for k in range(last):
-        a = abs(sstr[k])
-        if a and (best is None or a < abs(sstr[best])):
-            best = k
-    if best is not None and q_src and abs(sstr[best]) < q_src:
-        return it, best
-    return it, None
+    cands = [k for k in range(last) if sstr[k] and abs(sstr[k]) < q_src]
+    if not cands:
+        return it, None
+    best = min(cands, key=lambda k: abs(sstr[k]))
+    if it.shape[best] < _SHORT_P:
+        # A dim this short fills a sliver of every tile and leaves the loops all overhead:
+        # tile against a longer dim that src also walks faster than dst's innermost (the
+        # short one becomes an outer dim).  cat of zeros(64,128,4).transpose(0,2) pieces:
+        # P 4 -> 128, 384 -> 232 us for eight [4,128,64] f32.
+        longer = [k for k in cands if it.shape[k] >= _SHORT_P]
+        if longer:
+            best = min(longer, key=lambda k: abs(sstr[k]))
+    return it, best
+
+
+# Shortest P worth a tile of its own (tile edges are 32 to 128 elements).
+_SHORT_P = 32
 
 
 def _nchunks(units: int, numel: int) -> int:
@@ -629,6 +638,155 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         return
     d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
     _EXEC[plan.path](d, s, n, *plan.args)
+
+
+# ---------------------------------------------------------------------------
+# many copies in one call (cat)
+# ---------------------------------------------------------------------------
+
+# Copies batched into one kernel call: their src buffers travel as a tuple of this many
+# (short batches padded with an empty buffer), so numba compiles one kernel per itemsize
+# rather than one per input count.
+_MANY = 8
+_PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
+# A copy's row in the table: path code, 9 slots of path integers, the count k of dims of
+# the path's dim arrays, then three arrays of k.  Rows of different k follow each other.
+_HEAD = 11
+
+
+@lru_cache(maxsize=1024)
+def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> np.ndarray:
+    """``plan_copy``'s same-dtype plan as a row of ``_many_s``'s table (cached: a model's
+    step cats the same layouts again and again)."""
+    plan = plan_copy(dst_layout, src_layout, True)
+    path, args = plan.path, plan.args
+    dims: tuple = ()
+    if path in ("run", "rows"):
+        scalars = list(args)
+    elif path == "blocks":
+        doff, soff, bdims, strides, blen = args
+        scalars, dims = [doff, soff, blen, prod(bdims)], (bdims, strides)
+    elif path == "general":
+        doff, dstr, soff, sstr, shape = args
+        scalars, dims = [doff, soff, prod(shape)], (dstr, sstr, shape)
+    else:  # tiled
+        doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q = args
+        w = b * _BLOCK_TILES
+        units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
+        scalars, dims = [doff, dp, dq, soff, sp, sq, P, Q, units], (odstr, osstr, oshape)
+    k = len(dims[0]) if dims else 0
+    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 2 - len(scalars)) + [k]
+    for a in range(3):
+        row += list(dims[a]) if a < len(dims) else [0] * k
+    return np.array(row, np.int64)
+
+
+@njit(cache=True)
+def _many_s(dst, srcs, table, count, b):
+    """The first ``count`` copies of ``table`` (rows from ``_plan_row``), src i from srcs[i]."""
+    buf = np.empty(b * b, dst.dtype)
+    pos = 0
+    for i in range(count):
+        src = srcs[i]
+        k = table[pos + _HEAD - 1]
+        row = table[pos : pos + _HEAD + 3 * k]
+        pos += _HEAD + 3 * k
+        a0 = row[_HEAD : _HEAD + k]
+        a1 = row[_HEAD + k : _HEAD + 2 * k]
+        a2 = row[_HEAD + 2 * k : _HEAD + 3 * k]
+        path = row[0]
+        if path == 0:
+            _run_body(dst, row[1], src, row[2], 0, row[3])
+        elif path == 1:
+            _rows_body(dst, row[1], row[2], src, row[3], row[4], row[6], 0, row[5])
+        elif path == 2:
+            _blocks_body(dst, row[1], src, row[2], a0, a1, row[3], 0, row[4])
+        elif path == 3:
+            _tile_body(dst, row[1], a0, row[2], row[3], src, row[4], a1, row[5], row[6], a2,
+                       row[7], row[8], b, buf, 0, row[9])
+        else:
+            _nd_body(dst, row[1], a0, src, row[2], a1, a2, 0, row[3])
+
+
+def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
+    """``copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])`` for every i.
+
+    Same-dtype copies below the parallel size run in one kernel call per ``_MANY``
+    copies, each with the path ``plan_copy`` chooses for it alone; the others (dtype
+    conversions, read-only or unaligned buffers, big copies) go through ``copy_into``.
+    Every layout is validated against its buffer first; dst views must not overlap
+    each other or the srcs (the caller's guarantee, as for ``copy_into``).
+    """
+    op = "copy_many_into"
+    check_buffer(op, "dst", dst, writable=True)
+    if not len(dst_layouts) == len(srcs) == len(src_layouts):
+        raise StridedError(
+            f"{op}: expected as many dst layouts, srcs and src layouts, got "
+            f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
+        )
+    # One pass over the srcs: checks, the program's key, and the bit views the kernel takes
+    # (a read-only or unaligned array is another numba type: it is copied on its own).
+    for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
+        _check_layout(op, "dst_layout", dl)
+        _check_layout(op, "src_layout", sl)
+    bits = _BITS[dst.itemsize]
+    lens, dtypes, views = [], [], []
+    for src in srcs:
+        check_buffer(op, "src", src)
+        lens.append(len(src))
+        dtypes.append(src.dtype)
+        flags = src.flags
+        views.append(src.view(bits) if src.itemsize == dst.itemsize and flags.writeable and flags.aligned else None)
+    # Validation, planning and the tables depend only on layouts, lengths and dtypes:
+    # a model's step repeats them, so they are worked out once (``_many_program``).
+    batched, solo, rows, tables = _many_program(
+        tuple(dst_layouts), tuple(src_layouts), len(dst), dst.dtype, tuple(lens), tuple(dtypes)
+    )
+    for i in solo:  # a conversion or a parallel copy: its own path
+        copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
+    if not batched:
+        return
+    d = dst.view(bits)
+    bufs, live = [], []
+    for k, i in enumerate(batched):
+        v = views[i]
+        if v is not None:
+            bufs.append(v)
+            live.append(k)
+        else:
+            copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
+    if len(live) < len(batched):
+        tables = [np.concatenate([rows[k] for k in live[lo : lo + _MANY]]) for lo in range(0, len(live), _MANY)]
+    b = tile_edge(dst.itemsize)
+    pad = d[:0]
+    for lo, table in zip(range(0, len(bufs), _MANY), tables):
+        part = bufs[lo : lo + _MANY]
+        _many_s(d, tuple(part) + (pad,) * (_MANY - len(part)), table, len(part), b)
+
+
+@lru_cache(maxsize=256)
+def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtype, src_lens: tuple, src_dtypes: tuple):
+    """(indices batched, indices copied alone, the batched ones' table rows, the tables of
+    ``_MANY`` rows each kernel call takes), after every check ``copy_into`` makes on each pair."""
+    op = "copy_many_into"
+    b = tile_edge(dst_dtype.itemsize)
+    batched, solo, rows = [], [], []
+    for i, (dl, sl, n_src, sdt) in enumerate(zip(dst_layouts, src_layouts, src_lens, src_dtypes)):
+        _check_layout(op, "dst_layout", dl).validate(dst_len)
+        _check_layout(op, "src_layout", sl).validate(n_src)
+        if dl.shape != sl.shape:
+            raise ShapeError(f"{op}: dst shape {dl.shape} and src shape {sl.shape} must be equal")
+        check_dst_layout(op, dl)
+        n = dl.numel
+        if n == 0:
+            continue
+        if sdt != dst_dtype or n >= COPY_PARALLEL_MIN:
+            solo.append(i)
+            continue
+        batched.append(i)
+        rows.append(_plan_row(dl, sl, b))
+    tables = [np.concatenate(rows[lo : lo + _MANY]) for lo in range(0, len(rows), _MANY)]
+    return tuple(batched), tuple(solo), tuple(rows), tuple(tables)
 
 
 # Layouts are immutable and hashable: a loop that copies the same views again

@@ -1153,13 +1153,22 @@ def output_layout(shape, *layouts: Layout) -> Layout:
         raise ShapeError(f"output_layout: every layout must have shape {shape}, got {bad}")
     if not lays or 0 in shape or len(shape) < 2:
         return Layout.contiguous(shape)
+    return _following(tuple(lays))
+
+
+@functools.lru_cache(maxsize=1024)
+def _following(lays: tuple) -> Layout:
+    # Cached: a model's step asks again for the same operand layouts, and NdIter's
+    # ordering costs more than a small op's loop.
+    shape = lays[0].shape
     perm = NdIter(*lays).perm
     stride = [0] * len(shape)
     acc = 1
     for d in reversed(perm):
         stride[d] = acc
         acc *= shape[d]
-    return Layout(shape, stride, 0)
+    dense = Layout.contiguous(shape)  # the cached object when the order is row-major
+    return dense if tuple(stride) == dense.stride else Layout(shape, stride, 0)
 
 
 def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:

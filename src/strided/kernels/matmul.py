@@ -60,7 +60,61 @@ def load_blas() -> None:
     from .. import threads
 
     threads._apply()
+    global _set_blas_threads
+    _set_blas_threads = _blas_thread_setter()
     _loaded = True
+
+
+# Products below this many multiply-adds per matrix run BLAS on one thread.  On a shared
+# 2-CPU machine a two-thread gemm whose second thread finds its CPU taken finishes one or
+# more 4 ms scheduler ticks late: a 256^2 f32 product (about 1 ms on one thread) measured
+# anywhere from 0.8 to 48 ms with two threads, against 1-2 ms on one.  2**25 is ~1.5 ms of
+# single-thread gemm: from there a second thread gains more than a late tick costs.
+BLAS_PARALLEL_MIN = 1 << 25
+
+_set_blas_threads = None
+# OpenBLAS itself runs gemms up to this size on the calling thread (interface/gemm.c:
+# m*n*k <= SMP_THRESHOLD_MIN 65536 * GEMM_MULTITHREAD_THRESHOLD 4): nothing to switch.
+_BLAS_SERIAL_MAX = 1 << 18
+
+
+def _blas_thread_setter():
+    """``openblas_set_num_threads`` of the OpenBLAS that scipy's BLAS (our gemm) runs on.
+
+    None when it cannot be found (threadpoolctl missing, another BLAS): then OpenBLAS
+    keeps the pool size strided set and chooses its own threading per call."""
+    try:
+        import ctypes
+        import os
+
+        from threadpoolctl import ThreadpoolController
+
+        for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
+            if "scipy" not in os.path.dirname(lib.filepath):
+                continue  # numpy's own OpenBLAS, not the one cython_blas calls
+            for name in ("scipy_openblas_set_num_threads", "openblas_set_num_threads",
+                         "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
+                fn = getattr(lib.dynlib, name, None)
+                if fn is not None:
+                    fn.argtypes, fn.restype = [ctypes.c_int], None
+                    return fn
+    except Exception:
+        pass
+    return None
+
+
+def blas_threads(macs: int, threads: int) -> int:
+    """Set the BLAS pool for a product of ``macs`` multiply-adds per matrix; returns the
+    count to restore afterwards (0: nothing was changed)."""
+    if _set_blas_threads is None or threads < 2 or macs >= BLAS_PARALLEL_MIN or macs <= _BLAS_SERIAL_MAX:
+        return 0
+    _set_blas_threads(1)
+    return threads
+
+
+def restore_blas_threads(threads: int) -> None:
+    if threads:
+        _set_blas_threads(threads)
 
 
 load_blas()

@@ -145,6 +145,20 @@ class Layout:
 
     # -- constructors -----------------------------------------------------
     @classmethod
+    def _trusted(cls, shape: tuple, stride: tuple, offset: int) -> "Layout":
+        """A layout from parts already known good: exact int tuples of one length, sizes >= 0.
+
+        Views of an existing layout build theirs from its own checked parts; skipping
+        ``__init__``'s conversions makes a view a few times cheaper."""
+        self = object.__new__(cls)
+        set_ = object.__setattr__
+        set_(self, "shape", shape)
+        set_(self, "stride", stride)
+        set_(self, "offset", offset)
+        set_(self, "_hash", hash((shape, stride, offset)))
+        return self
+
+    @classmethod
     def contiguous(cls, shape, offset: int = 0) -> "Layout":
         shape = _int_tuple("Layout.contiguous", "shape", shape)
         if offset == 0 and cls is Layout:
@@ -227,7 +241,7 @@ class Layout:
     def _replace(self, d: int, size: int, stride: int, offset: int) -> "Layout":
         shape = self.shape[:d] + (size,) + self.shape[d + 1 :]
         strides = self.stride[:d] + (stride,) + self.stride[d + 1 :]
-        return Layout(shape, strides, offset)
+        return Layout._trusted(shape, strides, offset)
 
     def narrow(self, dim, start: int, length: int) -> "Layout":
         d = norm_dim("narrow", dim, self.ndim)
@@ -282,21 +296,24 @@ class Layout:
 
     def permute(self, dims) -> "Layout":
         dims = _int_tuple("permute", "dims", dims)
-        norm = [d % self.ndim if self.ndim and -self.ndim <= d < self.ndim else None for d in dims]
-        if len(dims) != self.ndim or None in norm or sorted(norm) != list(range(self.ndim)):
+        nd = len(self.shape)
+        norm = [d % nd if nd and -nd <= d < nd else None for d in dims]
+        if len(dims) != nd or None in norm or sorted(norm) != list(range(nd)):
             raise ShapeError(
                 f"permute: dims {dims} are not a permutation of the {self.ndim} dims of shape {self.shape}"
             )
         return self._permuted(norm)
 
     def _permuted(self, perm) -> "Layout":
-        return Layout(
-            tuple(self.shape[p] for p in perm), tuple(self.stride[p] for p in perm), self.offset
+        return Layout._trusted(
+            tuple([self.shape[p] for p in perm]), tuple([self.stride[p] for p in perm]), self.offset
         )
 
     def broadcast_as(self, shape) -> "Layout":
         """New leading dims and stretched size-1 dims read the same elements (stride 0)."""
         target = _int_tuple("broadcast_as", "shape", shape)
+        if target == self.shape:
+            return self  # immutable: the same view
         lead = len(target) - self.ndim
         if lead < 0:
             raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (fewer dims)")
