@@ -96,16 +96,14 @@ def pool_bytes() -> int:
 class Storage:
     """A 1-D buffer shared by every view over it.
 
-    ``data`` is the typed 1-D numpy array kernels read and write.  When the
-    buffer came from our allocator (``raw`` is set) it returns to the pool as
-    the Storage dies, provided no outside reference to it survives.
+    ``data`` is the typed 1-D numpy array kernels read and write.  Buffers that
+    came from the pool are ``_Pooled`` storages, which give them back as they die.
     """
 
-    __slots__ = ("data", "_raw", "__weakref__")
+    __slots__ = ("data", "__weakref__")
 
-    def __init__(self, data: np.ndarray, raw: np.ndarray | None = None):
+    def __init__(self, data: np.ndarray):
         self.data = data
-        self._raw = raw
 
     @property
     def nbytes(self) -> int:
@@ -114,10 +112,20 @@ class Storage:
     def __len__(self) -> int:
         return self.data.shape[0]
 
+
+class _Pooled(Storage):
+    """A Storage over a pool buffer (``raw``): it returns to the pool as the Storage dies,
+    provided no outside reference to it survives.  Kept apart so that the many small
+    storages pay no finaliser call."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, data: np.ndarray, raw: np.ndarray):
+        self.data = data
+        self._raw = raw
+
     def __del__(self):
         raw = self._raw
-        if raw is None:
-            return
         data = self.data
         self.data = None
         # Only our `raw` local, `data`'s base link and the argument hold it: no one else sees it.
@@ -172,7 +180,7 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
             raw = np.empty(nbytes, np.uint8)
         except MemoryError:
             raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
-    return Storage(raw.view(np_dtype), raw)
+    return _Pooled(raw.view(np_dtype), raw)
 
 
 def wrap(data: np.ndarray) -> Storage:
