@@ -25,6 +25,7 @@ class Case:
     size: str
     make: Callable[[], dict]  # returns {lib: zero-argument callable}
     flops: float = 0.0  # for GFLOPS columns
+    calls: int = 1  # each callable makes this many calls back to back; results are per call
     results: dict = field(default_factory=dict)  # lib -> median seconds
 
 
@@ -98,7 +99,7 @@ def run_case(case: Case, rounds: int, per_block: int, budget_s: float) -> None:
             time.sleep(0.02)
         if r >= 1 and time.perf_counter() - start > budget_s:
             break
-    case.results = {lib: statistics.median(ts) for lib, ts in times.items()}
+    case.results = {lib: statistics.median(ts) / case.calls for lib, ts in times.items()}
 
 
 def ratio(case: Case, peer: str | None = None) -> float | None:
