@@ -650,10 +650,14 @@ def supports_reduce_fast_path(layout: Layout) -> bool:
     """ops-math's ``IsReduceNonContiguousSupport`` layout test (seed 003), verbatim.
 
     True when ``1 <= rank <= 4``, every stride is positive (so the last one is
-    not 0), ``(shape[i] - 1) * stride[i] < stride[i-1]`` for each i >= 1 (no
-    overlap, no interleaving) and ``stride[i] >= stride[i+1]`` (row-major
-    order, no transpose).  As in ops-math, size-1 dims get no exemption.  The
-    op-level condition (not every reduced axis of size 1) is the caller's.
+    not 0), ``(shape[i] - 1) * stride[i] < stride[i-1]`` for each i >= 1 and
+    ``stride[i] >= stride[i+1]`` (row-major order, no transpose).  As in
+    ops-math, size-1 dims get no exemption.  The op-level condition (not every
+    reduced axis of size 1) is the caller's.
+
+    The extent test compares each dim with the next outer one only, so it does
+    not rule out overlap from three dims on: (2,2,2):(3,2,1) passes and reads
+    offset 3 twice.  ``is_non_overlapping`` is the exact answer.
     """
     _check_layout("supports_reduce_fast_path", layout)
     shape, stride = layout.shape, layout.stride
