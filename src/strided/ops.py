@@ -5,7 +5,7 @@ operand layouts (stride-0 views, never copies), picks the output layout (the
 inputs' memory order) and hands flat buffers and layouts to one kernel.
 Half-precision operands are computed in f32 and rounded back: the elementwise
 kernels read and write f16/bf16 buffers themselves, converting in registers;
-reductions still get an f32 copy.
+reductions read them in place and accumulate in f32 (only the result is rounded).
 """
 
 from __future__ import annotations
@@ -259,9 +259,9 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     else:
         want = t.dtype
         acc = want.compute
-    src = _compute(t, acc if op != "sum" or t.dtype.is_float else t.dtype.compute)
-    if op == "sum" and not t.dtype.is_float and src.dtype is not dt.i64:
-        src = src.to_dtype(dt.i64)
+    # f16/bf16 compute in f32 and go as they are (the kernels decode them as they load);
+    # other dtypes that are not the accumulator's (bool or u8 sums, integer means) are converted.
+    src = t if t.dtype.compute is acc else _compute(t, acc)
     keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
     out = empty(keep_shape, acc)
     kred.reduce("sum" if op == "mean" else op, src._storage.data, src.layout, dims, out._storage.data, out.layout)
@@ -283,7 +283,7 @@ def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = norm_dim(op, dim, t.ndim)
     if t.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
-    src = _compute(t, t.dtype.compute)
+    src = t  # f16/bf16 too: the kernels decode them as they load
     keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
     out = empty(keep_shape, dt.i64)
     kred.arg_reduce(op, src._storage.data, src.layout, d, out._storage.data, out.layout)

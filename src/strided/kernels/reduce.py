@@ -36,6 +36,12 @@ total every 64 rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
 pick the first occurrence of the extremum, and a NaN wins (the first one).
 Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
 max, min, argmax and argmin.
+
+Half sources.  f16/bf16 buffers are read in place (as uint16/int16 bits) and
+decoded to f32 as they are loaded; the accumulator is f32 and the caller rounds
+the result.  Sums decode each leaf into a small scratch and sum it with the f32
+loop, so results are those of an f32 copy bit for bit (up to which NaN a sum
+meets first, which LLVM does not pin down for an f32 copy either).
 """
 
 from __future__ import annotations
@@ -50,10 +56,11 @@ from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
+from .elementwise import _HALF_VIEW, _dec
 
 import numba  # noqa: E402  (numba comes after strided.threads)
-from numba import njit, prange  # noqa: E402
-from numba.extending import register_jitable  # noqa: E402
+from numba import njit, prange, types  # noqa: E402
+from numba.extending import overload, register_jitable  # noqa: E402
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan"]
 
@@ -62,6 +69,11 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 
 _DTYPES = frozenset({"float32", "float64", "uint8", "uint32", "int64", "bool"})
 _NP_DTYPES = frozenset(np.dtype(n) for n in _DTYPES)  # native byte order only
+# f16/bf16 sources are read in place: the kernels see their bits through the
+# integer views elementwise uses (f16 as uint16, bf16 as int16) and ``_dec``
+# widens each element to f32 as it is loaded, so the loops compute exactly what
+# they computed on an f32 copy, without the copy.  Their accumulator is f32.
+_HALF_NAMES = {d: ("float16" if d == np.float16 else "bfloat16") for d in _HALF_VIEW}
 _JIT = dict(cache=True, error_model="numpy")
 # Plain functions registered for jitted callers (see elementwise.py: a closure
 # over a dispatcher defeats numba's on-disk cache).
@@ -122,6 +134,59 @@ def _better_min(v, best):
     return v < best or (v != v and best == best)
 
 
+def _values_like(src, n):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_values_like, jit_options=dict(error_model="numpy"))
+def _ov_values_like(src, n):
+    """An array of n elements of the type ``_dec`` gives for src's elements (f32 for half bits)."""
+    if src.dtype in (types.uint16, types.int16):
+        return lambda src, n: np.empty(n, np.float32)
+    return lambda src, n: np.empty(n, src.dtype)
+
+
+def _scratch(src):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_scratch, jit_options=dict(error_model="numpy"))
+def _ov_scratch(src):
+    """A leaf's worth of f32 for decoded half bits (two: see ``_leaf_run``); nothing for the other dtypes."""
+    if src.dtype in (types.uint16, types.int16):
+        return lambda src: np.empty(2 * BLOCK, np.float32)
+    return lambda src: np.empty(0, src.dtype)
+
+
+def _leaf_run(src, p, s, m, buf):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_leaf_run, jit_options=dict(error_model="numpy"))
+def _ov_leaf_run(src, p, s, m, buf):
+    """The (array, start, stride) a leaf sums: the source itself, or its half bits decoded into buf.
+
+    A half leaf is decoded first and then summed by the very loop that sums an
+    f32 source, not by a loop that decodes as it adds: with ``reassoc`` LLVM
+    picks the vector width and interleave of the sum from the loop's body, and
+    a different choice would add in a different order (results differing in
+    the last bits from an f32 copy's, or in which NaN a sum returns).  The
+    strided loop is not the unit-stride one either (LLVM may version it for a
+    stride of 1), so a strided run is decoded at stride 2 and summed by the
+    strided loop."""
+    if src.dtype in (types.uint16, types.int16):
+        def impl(src, p, s, m, buf):
+            if s == 1:
+                for k in range(m):
+                    buf[k] = _dec(src[p + k])
+                return buf, 0, 1
+            for k in range(m):
+                buf[2 * k] = _dec(src[p + k * s])
+            return buf, 0, 2
+        return impl
+    return lambda src, p, s, m, buf: (src, p, s)
+
+
 # ---------------------------------------------------------------------------
 # odometers over a list of dims carrying two positions (source, output)
 
@@ -156,18 +221,19 @@ def _advance2(shape, st, idx, ps, po):
 
 def _make_reduce(comb, leaf_comb):
     @_leaf_jitable
-    def leaf(src, p, s, m, ident):
+    def leaf(src, p, s, m, ident, buf):
         """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
         several vector accumulators (a tree at least as accurate as a sequential
         sum); the cascade above the leaves keeps its order."""
         acc = ident
+        x, p, s = _leaf_run(src, p, s, m, buf)
         if s == 1:
-            v = src[p : p + m]
+            v = x[p : p + m]
             for k in range(m):
                 acc = leaf_comb(acc, v[k])
         else:
             for k in range(m):
-                acc = leaf_comb(acc, src[p + k * s])
+                acc = leaf_comb(acc, x[p + k * s])
         return acc
 
     @_jitable
@@ -192,7 +258,7 @@ def _make_reduce(comb, leaf_comb):
         return r
 
     @_jitable
-    def reduce_range(src, base, rshape, rsrc, r0, r1, ident, vals, lvls, ridx):
+    def reduce_range(src, base, rshape, rsrc, r0, r1, ident, vals, lvls, ridx, buf):
         """Reduce the R points [r0, r1) (flat, in memory order) starting at ``base``."""
         nd = rshape.shape[0]
         inner = rshape[nd - 1]
@@ -215,7 +281,7 @@ def _make_reduce(comb, leaf_comb):
             m = min(inner - j, r1 - i)
             p = base + rb + j * s
             if m < BLOCK:
-                cur = comb(cur, leaf(src, p, s, m, ident))
+                cur = comb(cur, leaf(src, p, s, m, ident, buf))
                 cn += m
                 if cn >= BLOCK:
                     sp = push(vals, lvls, sp, cur)
@@ -225,7 +291,7 @@ def _make_reduce(comb, leaf_comb):
                 k = 0
                 while k < m:
                     b = min(BLOCK, m - k)
-                    sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident))
+                    sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident, buf))
                     k += b
             i += m
             j = 0
@@ -248,15 +314,16 @@ def _make_reduce(comb, leaf_comb):
         ridx = np.zeros(rshape.shape[0], np.int64)
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
+        buf = _scratch(src)
         ps, po = _unravel2(p0, kshape, kst, kidx)
         if rshape.shape[0] == 1 and nr <= BLOCK:  # one short run per output: a leaf is all it takes
             s = rsrc[0]
             for _ in range(p0, p1):
-                out[ooff + po] = leaf(src, soff + ps, s, nr, ident)
+                out[ooff + po] = leaf(src, soff + ps, s, nr, ident, buf)
                 ps, po = _advance2(kshape, kst, kidx, ps, po)
             return
         for _ in range(p0, p1):
-            out[ooff + po] = reduce_range(src, soff + ps, rshape, rsrc, 0, nr, ident, vals, lvls, ridx)
+            out[ooff + po] = reduce_range(src, soff + ps, rshape, rsrc, 0, nr, ident, vals, lvls, ridx, buf)
             ps, po = _advance2(kshape, kst, kidx, ps, po)
 
     @_jitable
@@ -267,12 +334,13 @@ def _make_reduce(comb, leaf_comb):
         ridx = np.zeros(rshape.shape[0], np.int64)
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
+        buf = _scratch(src)
         for w in range(w0, w1):
             pi = w // nsplit
             c = w - pi * nsplit
             ps, po = _unravel2(pi, kshape, kst, kidx)
             part[w] = reduce_range(
-                src, soff + ps, rshape, rsrc, c * nr // nsplit, (c + 1) * nr // nsplit, ident, vals, lvls, ridx
+                src, soff + ps, rshape, rsrc, c * nr // nsplit, (c + 1) * nr // nsplit, ident, vals, lvls, ridx, buf
             )
 
     @_jitable
@@ -327,16 +395,16 @@ def _make_reduce(comb, leaf_comb):
                     v = src[p : p + wl]
                     if cnt == 0:
                         for k in range(wl):
-                            tmp[k] = comb(ident, v[k])
+                            tmp[k] = comb(ident, _dec(v[k]))
                     else:
                         for k in range(wl):
-                            tmp[k] = comb(tmp[k], v[k])
+                            tmp[k] = comb(tmp[k], _dec(v[k]))
                 elif cnt == 0:
                     for k in range(wl):
-                        tmp[k] = comb(ident, src[p + k * ss])
+                        tmp[k] = comb(ident, _dec(src[p + k * ss]))
                 else:
                     for k in range(wl):
-                        tmp[k] = comb(tmp[k], src[p + k * ss])
+                        tmp[k] = comb(tmp[k], _dec(src[p + k * ss]))
                 cnt += 1
                 if cnt == FOLD:
                     if nfold == 0:
@@ -423,10 +491,10 @@ def _make_reduce(comb, leaf_comb):
 def _make_arg(better):
     @_jitable
     def arg_run(src, p, s, r0, r1):
-        best = src[p + r0 * s]
+        best = _dec(src[p + r0 * s])
         bi = r0
         for k in range(r0 + 1, r1):
-            v = src[p + k * s]
+            v = _dec(src[p + k * s])
             if better(v, best):
                 best = v
                 bi = k
@@ -472,7 +540,7 @@ def _make_arg(better):
         so = kst[1, nk - 1]
         kouter = kshape[: nk - 1]
         kidx = np.zeros(nk, np.int64)
-        bestv = np.empty(width, src.dtype)
+        bestv = _values_like(src, width)
         bidx = np.zeros(width, np.int64)
         for w in range(w0, w1):
             pi = w // ncol
@@ -481,12 +549,12 @@ def _make_arg(better):
             ps, po = _unravel2(pi, kouter, kst, kidx)
             p = soff + ps + c0 * ss
             for k in range(wl):
-                bestv[k] = src[p + k * ss]
+                bestv[k] = _dec(src[p + k * ss])
                 bidx[k] = 0
             for r in range(1, n):
                 p = soff + ps + r * rs + c0 * ss
                 for k in range(wl):
-                    v = src[p + k * ss]
+                    v = _dec(src[p + k * ss])
                     if better(v, bestv[k]):
                         bestv[k] = v
                         bidx[k] = r
@@ -559,10 +627,11 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
         if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
             raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
                                + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
-        if buf.dtype not in _NP_DTYPES:
+        if buf.dtype not in _NP_DTYPES and not (what == "src" and buf.dtype in _HALF_VIEW):
             raise DTypeError(
                 f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
-                f"(expected one of {', '.join(sorted(_DTYPES))}; convert f16/bf16 to f32 first)"
+                f"(expected one of {', '.join(sorted(_DTYPES))}"
+                + ("; a float16/bfloat16 source is read in place)" if what == "src" else ")")
             )
     if not out.flags.writeable:
         raise StridedError(f"{op}: the output buffer is read-only")
@@ -758,6 +827,12 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     if op not in REDUCE_OPS:
         raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
     dims = _check(op, src, src_layout, dims, out, out_layout)
+    if src.dtype in _HALF_VIEW:
+        if out.dtype != np.float32:
+            raise DTypeError(
+                f"{op}: a {_HALF_NAMES[src.dtype]} source accumulates in float32, got a {out.dtype} output"
+            )
+        src = src.view(_HALF_VIEW[src.dtype])
     if out_layout.numel == 0:
         return
     if src_layout.numel == 0:
@@ -811,6 +886,9 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     dims = _check(op, src, src_layout, (int(dim),), out, out_layout)
     if out.dtype != np.int64:
         raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
+    half = src.dtype in _HALF_VIEW
+    if half:
+        src = src.view(_HALF_VIEW[src.dtype])
     d = dims[0]
     if out_layout.numel == 0:
         return
@@ -825,7 +903,7 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     so, oo = p.src_offset, p.out_offset
     if p.case == INNER and p.parallel:
         m = p.nk * p.nsplit if p.nsplit > 1 else 0
-        pbest, pidx = np.empty(m, dtype=src.dtype), np.empty(m, dtype=np.int64)
+        pbest, pidx = np.empty(m, dtype=np.float32 if half else src.dtype), np.empty(m, dtype=np.int64)
         args = (src, out, pbest, pidx, kshape, kst, n, rs, so, oo, p.nk, p.nchunks, p.nsplit)
     elif p.case == INNER:
         args = (src, out, kshape, kst, n, rs, so, oo, 0, p.nk)
