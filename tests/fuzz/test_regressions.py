@@ -207,3 +207,14 @@ def test_oracle_keeps_rank_zero_copies_rank_zero():
         ('copy', 'force_contiguous', 0),
         ('index_select', 1, (), 0),
     ])
+
+
+def test_oracle_broadcasts_writes_one_way():
+    # np.broadcast_shapes((2, 4, 1), (0, 1, 1, 4)) is (0, 2, 4, 4): the oracle took a source that
+    # only broadcasts both ways as writable, where NumPy's assignment (and strided) refuse it.
+    fuzz.assert_ok([
+        ('leaf', 'f32', (2, 1, 4), [0.0] * 8),
+        ('view', 0, 'unsqueeze', (0,)),
+        ('view', 0, 'transpose', (1, 2)),
+        ('setitem', 0, (('slice', 0, 0, None), None), 2),
+    ])
