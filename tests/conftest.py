@@ -1,6 +1,8 @@
 import os
 import sys
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -16,3 +18,25 @@ settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def allocations(monkeypatch):
+    """Every buffer the op layer, the tensor layer or a copy kernel takes from storage.alloc,
+    as (numel, numpy dtype): the tests that promise "no full-size temporary" read it."""
+    import strided.kernels.copy as kcopy
+    import strided.ops as ops
+    import strided.storage as storage
+    import strided.tensor as tensor
+
+    seen = []
+    real = storage.alloc
+
+    def spy(numel, np_dtype, *rest):
+        seen.append((int(numel), np.dtype(np_dtype)))
+        return real(numel, np_dtype, *rest)
+
+    for mod in (storage, ops, kcopy, tensor):
+        if hasattr(mod, "alloc"):
+            monkeypatch.setattr(mod, "alloc", spy)
+    return seen

@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strided as sd
-from strided import ops
 from strided.kernels import PARALLEL_MIN
 from strided.kernels import elementwise as ew
 from strided.layout import Layout
+from test_elementwise import no_tiles
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
@@ -176,17 +176,6 @@ def run_binary(op, dtype, prob):
     assert bits(out)[mask].tobytes() == bits(before)[mask].tobytes(), "wrote outside the output layout"
 
 
-class no_tiles:
-    """Keep the hypothesis sweeps off the tiled kernels (one more compile per op; tested below)."""
-
-    def __enter__(self):
-        self.saved = ew.TILE_MIN
-        ew.TILE_MIN = 1 << 62
-
-    def __exit__(self, *exc):
-        ew.TILE_MIN = self.saved
-
-
 @pytest.mark.parametrize("dname", ["f16", "bf16"])
 @pytest.mark.parametrize("op", ["add", "mul", "div", "maximum", "lt"])
 @settings(max_examples=25)
@@ -326,26 +315,6 @@ def test_every_path_around_the_parallel_threshold(dname, n0, n1):
 
 # ---------------------------------------------------------------------------
 # the tensor layer: same-dtype half ops allocate only their half result
-
-
-@pytest.fixture
-def allocations(monkeypatch):
-    """Every buffer the tensor layer or a copy kernel takes from storage.alloc: (numel, dtype)."""
-    import strided.kernels.copy as kcopy
-    import strided.storage as storage
-    import strided.tensor as tensor
-
-    seen = []
-    real = storage.alloc
-
-    def spy(numel, np_dtype):
-        seen.append((int(numel), np.dtype(np_dtype)))
-        return real(numel, np_dtype)
-
-    for mod in (storage, ops, kcopy, tensor):
-        if hasattr(mod, "alloc"):
-            monkeypatch.setattr(mod, "alloc", spy)
-    return seen
 
 
 @pytest.mark.parametrize("dname", ["f16", "bf16"])

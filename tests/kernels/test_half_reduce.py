@@ -28,7 +28,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strided as sd
-from strided import ops
 from strided.errors import DTypeError
 from strided.kernels import PARALLEL_MIN
 from strided.kernels import reduce as red
@@ -213,26 +212,6 @@ def test_kernel_rejects_half_outputs_and_other_accumulators():
 
 # ---------------------------------------------------------------------------
 # the tensor layer
-
-
-@pytest.fixture
-def allocations(monkeypatch):
-    """Every buffer the tensor layer or a copy kernel takes from storage.alloc: (numel, dtype)."""
-    import strided.kernels.copy as kcopy
-    import strided.storage as storage
-    import strided.tensor as tensor
-
-    seen = []
-    real = storage.alloc
-
-    def spy(numel, np_dtype):
-        seen.append((int(numel), np.dtype(np_dtype)))
-        return real(numel, np_dtype)
-
-    for mod in (storage, ops, kcopy, tensor):
-        if hasattr(mod, "alloc"):
-            monkeypatch.setattr(mod, "alloc", spy)
-    return seen
 
 
 CALLS = [(op, dim, keepdim) for op in ("sum", "mean", "max", "min", "argmax", "argmin")
