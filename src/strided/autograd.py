@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as dt
 from .errors import StridedError
 from .tensor import Tensor, tensor, zeros
 
@@ -288,7 +287,7 @@ def _where_back(node, op, g):
 
 def _reduce_back(node, op, g):
     (x,) = op.inputs
-    dims, keep = op.ctx["dims"], op.ctx["keepdim"]
+    dims = op.ctx["dims"]  # the gradient is reshaped to the keepdim shape either way
     g = g.detach()
     keep_shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
     g = g.reshape(keep_shape)
