@@ -170,9 +170,9 @@ def binary(op: str, a, b) -> Tensor:
         dtype = a.dtype
         la, lb = a.layout, b.layout
         shape = la.shape
-        if dtype is b.dtype and dtype in _NATIVE and shape == lb.shape and prod(shape) <= _SMALL:
+        n = prod(shape)
+        if dtype is b.dtype and dtype in _NATIVE and shape == lb.shape and n <= _SMALL:
             dense = _contiguous(shape)  # cached per shape: every such result shares it
-            n = prod(shape)
             da, db = a._storage.data, b._storage.data
             oa, ob = la.offset, lb.offset
             if (
