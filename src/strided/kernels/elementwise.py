@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from . import PARALLEL_MIN
+from . import PARALLEL_MIN, check_in_buffer, writes_twice
 from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
@@ -986,27 +986,11 @@ def _check_operands(op: str, out, out_layout: Layout, named) -> None:
                 f"(broadcast them first), got {what} of shape {lay.shape}"
             )
     for what, buf, lay in (("out", out, out_layout),) + tuple(named):
-        lo, hi = _reach(lay)
-        if lo < 0 or hi > len(buf):
-            try:
-                lay.validate(len(buf))
-            except StridedError as e:
-                raise type(e)(f"{op}: {what}: {e}") from None
-    if _writes_twice(out_layout):
+        check_in_buffer(op, what, buf, lay)
+    if writes_twice(out_layout):
         raise StridedError(
             f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
         )
-
-
-@functools.lru_cache(maxsize=4096)
-def _reach(lay: Layout) -> tuple[int, int]:
-    """The span a layout touches, (0, 0) when empty: cached, layouts repeat call after call."""
-    return lay.span() if lay.numel else (0, 0)
-
-
-@functools.lru_cache(maxsize=1024)
-def _writes_twice(lay: Layout) -> bool:
-    return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))
 
 
 def _flip_negative(layouts: list[Layout]) -> list[Layout]:

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import PARALLEL_MIN
+from . import PARALLEL_MIN, check_in_buffer, writes_twice
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
@@ -654,23 +654,12 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
             f"with keepdim), got {out_layout.shape}"
         )
     for what, buf, lay in (("src", src, src_layout), ("out", out, out_layout)):
-        lo, hi = _reach(lay)
-        if lo < 0 or hi > len(buf):
-            try:
-                lay.validate(len(buf))
-            except StridedError as e:
-                raise type(e)(f"{op}: {what}: {e}") from None
-    if any(s == 0 and n > 1 for n, s in zip(out_layout.shape, out_layout.stride)):
+        check_in_buffer(op, what, buf, lay)
+    if writes_twice(out_layout):
         raise StridedError(
             f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
         )
     return dims
-
-
-@functools.lru_cache(maxsize=4096)
-def _reach(lay: Layout) -> tuple[int, int]:
-    """The span a layout touches, (0, 0) when empty: cached, layouts repeat call after call."""
-    return lay.span() if lay.numel else (0, 0)
 
 
 @dataclass(frozen=True)
