@@ -159,6 +159,16 @@ def test_huge_python_int_into_floats():
         sd.zeros(3) + 10**400
 
 
+@pytest.mark.parametrize("n", [4, 300 * 300])  # the small NumPy path and the kernels
+def test_maximum_minimum_of_signed_zeros_match_numpy(n):
+    a = np.where(np.arange(n) % 2 == 0, -0.0, 0.0).astype(np.float32)
+    b = -a
+    for op in ("maximum", "minimum"):
+        got = getattr(sd.tensor(a), op)(sd.tensor(b)).numpy()
+        want = getattr(np, op)(a, b)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=op)
+
+
 def test_reflected_logical_ops():
     b = sd.tensor([True, False, True])
     np.testing.assert_array_equal((False | b).numpy(), [True, False, True])

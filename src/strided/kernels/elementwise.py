@@ -433,14 +433,16 @@ def _b_div(x, y):
     return x / y
 
 
+# On a tie the second operand wins, as in NumPy's SIMD loops (maxps/minps): it only shows
+# on signed zeros, where maximum(-0.0, 0.0) is 0.0 and maximum(0.0, -0.0) is -0.0.
 @_jitable
 def _b_maximum(x, y):
-    return x if (x >= y or x != x) else y
+    return x if (x > y or x != x) else y
 
 
 @_jitable
 def _b_minimum(x, y):
-    return x if (x <= y or x != x) else y
+    return x if (x < y or x != x) else y
 
 
 @_jitable
