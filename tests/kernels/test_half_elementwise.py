@@ -27,7 +27,7 @@ import strided as sd
 from strided.kernels import PARALLEL_MIN
 from strided.kernels import elementwise as ew
 from strided.layout import Layout
-from test_elementwise import no_tiles
+from test_elementwise import layouts, no_tiles, view
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
@@ -111,38 +111,6 @@ def assert_bits(got, want, either_nan=None):
     if either_nan is not None:
         bad &= ~(np.asarray(either_nan) & isnan(got))
     assert not bad.any(), f"{bad.sum()} differ, e.g. got {got[bad][:4]} want {want[bad][:4]}"
-
-
-def view(buf, lay: Layout) -> np.ndarray:
-    lay.validate(len(buf))
-    base = buf[lay.offset :] if lay.numel else buf[:0]
-    return np.lib.stride_tricks.as_strided(base, lay.shape, tuple(s * buf.itemsize for s in lay.stride), writeable=False)
-
-
-# ---------------------------------------------------------------------------
-# random layouts (any order, steps, flips, broadcasts, offsets)
-
-
-@st.composite
-def layouts(draw, shape, broadcast=True):
-    nd = len(shape)
-    order = draw(st.permutations(range(nd))) if nd else []
-    stride = [0] * nd
-    acc = 1
-    for d in reversed(order):
-        if shape[d] == 1:
-            continue
-        if broadcast and draw(st.integers(0, 5)) == 0:
-            continue
-        stride[d] = acc * draw(st.sampled_from([1, 1, 2]))
-        acc = stride[d] * max(shape[d], 1) + draw(st.sampled_from([0, 0, 3]))
-    offset = draw(st.integers(0, 3))
-    for d in range(nd):
-        if shape[d] > 1 and stride[d] and draw(st.booleans()):
-            offset += (shape[d] - 1) * stride[d]
-            stride[d] = -stride[d]
-    lay = Layout(shape, stride, offset)
-    return lay, max(lay.span()[1], 1) + draw(st.integers(0, 2))
 
 
 @st.composite
