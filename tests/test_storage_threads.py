@@ -25,19 +25,19 @@ def pool():
 
 
 def test_freed_buffers_are_recycled_and_zeros_still_zero(pool):
-    t = sd.empty((512, 512))
+    t = sd.empty((2048, 2048))  # 16 MiB: the pool takes buffers from storage._MIN_POOLED
     t.fill_(7.0)
     addr = _addr(t)
     del t
-    assert sd.pool_bytes() == 512 * 512 * 4
-    z = sd.zeros((512, 512))
+    assert sd.pool_bytes() == 2048 * 2048 * 4
+    z = sd.zeros((2048, 2048))
     assert _addr(z) == addr  # the same memory came back
     assert not z.numpy().any()  # and was zero-filled
     assert sd.pool_bytes() == 0
 
 
 def test_a_buffer_with_a_live_view_is_never_recycled(pool):
-    t = sd.ones((256, 256))
+    t = sd.ones((2048, 2048))
     view = t.t()[3:]  # a strided view keeps the storage alive
     arr = t.numpy()[::2]  # and so does an exported numpy view, after every tensor is gone
     addr = _addr(t)
@@ -45,7 +45,7 @@ def test_a_buffer_with_a_live_view_is_never_recycled(pool):
     assert sd.pool_bytes() == 0
     del view
     assert sd.pool_bytes() == 0
-    fresh = sd.zeros((256, 256))
+    fresh = sd.zeros((2048, 2048))
     assert _addr(fresh) != addr
     assert (arr == 1).all()  # the exported view still reads its own data
     del arr, fresh
@@ -53,13 +53,13 @@ def test_a_buffer_with_a_live_view_is_never_recycled(pool):
 
 def test_pool_off_and_bounded(pool):
     sd.set_buffer_pool(0)
-    t = sd.empty((256, 256))
+    t = sd.empty((2048, 2048))
     del t
     assert sd.pool_bytes() == 0
-    sd.set_buffer_pool(300_000)
-    a, b = sd.empty((256, 256)), sd.empty((256, 256))  # 256 KiB each
+    sd.set_buffer_pool(20 << 20)
+    a, b = sd.empty((2048, 2048)), sd.empty((2048, 2048))  # 16 MiB each
     del a, b
-    assert sd.pool_bytes() <= 300_000
+    assert sd.pool_bytes() == 16 << 20
     with pytest.raises(sd.StridedError, match="set_buffer_pool"):
         sd.set_buffer_pool(-1)
 
