@@ -134,6 +134,8 @@ _SMALL_UFUNCS = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
 }
 _NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
+_SMALL_PLANS: dict = {}
+_new = object.__new__
 
 
 # A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
@@ -162,17 +164,31 @@ def _tensors(*xs) -> tuple:
     return tuple(x for x in xs if isinstance(x, Tensor))
 
 
+def _small_plan(shape: tuple) -> tuple | None:
+    """(element count, dense layout) of a shape the small path takes; None when it is too big.
+    Kept per shape, so a stream of small ops computes neither again."""
+    plan = _SMALL_PLANS.get(shape)
+    if plan is None:
+        n = prod(shape)
+        if n > _SMALL:
+            return None
+        if len(_SMALL_PLANS) >= 1024:
+            _SMALL_PLANS.clear()
+        plan = _SMALL_PLANS[shape] = (n, _contiguous(shape))
+    return plan
+
+
 def binary(op: str, a, b) -> Tensor:
     # Tiny dense same-dtype same-shape tensors first, checked inline with identity and tuple
     # compares only: on 4 elements every call and allocation here is the whole cost.
     ufunc = _SMALL_UFUNCS.get(op)
     if ufunc is not None and isinstance(a, Tensor) and isinstance(b, Tensor):
-        dtype = a.dtype
         la, lb = a.layout, b.layout
         shape = la.shape
-        n = prod(shape)
-        if dtype is b.dtype and dtype in _NATIVE and shape == lb.shape and n <= _SMALL:
-            dense = _contiguous(shape)  # cached per shape: every such result shares it
+        dtype = a.dtype
+        plan = _SMALL_PLANS.get(shape) or _small_plan(shape)
+        if plan is not None and dtype is b.dtype and shape == lb.shape and dtype in _NATIVE:
+            n, dense = plan  # every such result shares the dense layout
             da, db = a._storage.data, b._storage.data
             oa, ob = la.offset, lb.offset
             if (
@@ -185,9 +201,15 @@ def binary(op: str, a, b) -> Tensor:
                 if ob or len(db) != n:
                     db = db[ob : ob + n]
                 # Same-dtype ufuncs keep the dtype (bool for comparisons), as the kernels do.
-                out = Tensor(Storage(ufunc(da, db)), dense, dt.bool_ if op in _COMPARE else dtype)
+                # The result is assembled slot by slot: two __init__ frames are a tenth of the call.
+                storage = _new(Storage)
+                storage.data = ufunc(da, db)
+                out = _new(Tensor)
+                out._storage, out.layout, out.dtype = storage, dense, dt.bool_ if op in _COMPARE else dtype
                 if a._is_var or b._is_var or a._op is not None or b._op is not None:  # _record's rule
                     out._op = Op(op, (a, b), {"operands": (a, b)})
+                else:
+                    out._op = None
                 return out
     if op not in kew.BINARY_OPS:
         raise StridedError(f"binary: unknown op {op!r}")
@@ -331,7 +353,7 @@ def cat(tensors, dim=0) -> Tensor:
     all of them in one kernel call (``copy_many_into``), each by the path its layout needs."""
     if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
         raise StridedError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
-    tensors = list(tensors)
+    tensors = tuple(tensors)
     if not tensors:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
     for x in tensors:
@@ -339,16 +361,16 @@ def cat(tensors, dim=0) -> Tensor:
             raise StridedError(f"cat: expected tensors, got {type(x).__name__}")
     src_lays = tuple([x.layout for x in tensors])
     d = norm_dim("cat", dim, src_lays[0].ndim)  # before the cache: any dim argument reaches it
-    shape, want, dst_lays, sizes = _cat_plan(d, src_lays, tuple([x.dtype for x in tensors]))
-    out = empty(shape, want)
-    if out.numel:
+    out_lay, want, dst_lays, sizes = _cat_plan(d, src_lays, tuple([x.dtype for x in tensors]))
+    out = Tensor(alloc(out_lay.numel, want.np, "cat"), out_lay, want)
+    if out_lay.numel:
         kcopy.copy_many_into(out._storage.data, dst_lays, [x._storage.data for x in tensors], src_lays)
-    return _record(out, "cat", tuple(tensors), dim=d, sizes=sizes)
+    return _record(out, "cat", tensors, dim=d, sizes=sizes)
 
 
 @lru_cache(maxsize=256)
 def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
-    """(output shape and dtype, each input's slice of the output, the sizes along dim ``d``):
+    """(output layout and dtype, each input's slice of the output, the sizes along dim ``d``):
     cached, since a model cats the same layouts step after step."""
     first = layouts[0]
     head, tail = first.shape[:d], first.shape[d + 1 :]
@@ -368,4 +390,4 @@ def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
     for n in sizes:
         dst.append(out.narrow(d, start, n))
         start += n
-    return out.shape, want, tuple(dst), sizes
+    return out, want, tuple(dst), sizes

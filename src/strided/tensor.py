@@ -67,14 +67,14 @@ def _tracked(inputs) -> bool:
 
 
 class Tensor:
-    __slots__ = ("_storage", "layout", "dtype", "_op", "_is_var", "__weakref__")
+    __slots__ = ("_storage", "layout", "dtype", "_op", "__weakref__")
+    _is_var = False  # a class constant (Var says True): one store fewer per tensor made
 
     def __init__(self, storage: Storage, layout: Layout, dtype: DType, op: Op | None = None):
         self._storage = storage
         self.layout = layout
         self.dtype = dtype
         self._op = op
-        self._is_var = False
 
     # -- metadata ---------------------------------------------------------
     @property

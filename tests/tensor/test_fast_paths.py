@@ -7,6 +7,7 @@ from math import prod
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
+import ml_dtypes
 
 import strided as sd
 from strided import ops
@@ -106,6 +107,9 @@ def test_small_binary_bad_offset_still_raises():
 # cat: all inputs in one kernel call, each by its own copy path
 
 
+CAT_NP = {**NP, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "bool": np.bool_}
+
+
 @st.composite
 def cat_input(draw, shape, np_dtype):
     """A view of ``shape``: dense, at an offset, transposed (the tiled path), with gaps,
@@ -138,14 +142,18 @@ def test_cat_many_inputs_any_layouts_and_dtypes(data):
     rank = data.draw(st.integers(1, 4))
     shape = list(data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
     dim = data.draw(st.integers(-rank, rank - 1))
-    dtypes = data.draw(st.sampled_from([["f32"], ["f64"], ["u8"], ["f32", "f64"], ["i64", "f32"]]))
+    # each dtype is its own kernel (the half types move as 16-bit ints), and a mixed
+    # list sends the converting inputs down their own path
+    dtypes = data.draw(st.sampled_from(
+        [["f32"], ["f64"], ["u8"], ["u32"], ["bool"], ["f16"], ["bf16"], ["f32", "f64"], ["i64", "f32"], ["f16", "f32"]]
+    ))
     parts = []
     for _ in range(data.draw(st.integers(1, 19))):  # past _MANY: several kernel calls
         s = list(shape)
         s[dim] = data.draw(st.integers(0, 4))
-        parts.append(data.draw(cat_input(tuple(s), NP[data.draw(st.sampled_from(dtypes))])))
+        parts.append(data.draw(cat_input(tuple(s), CAT_NP[data.draw(st.sampled_from(dtypes))])))
     if all(p[0].shape[dim] == 0 for p in parts) and data.draw(st.booleans()):
-        parts[0] = data.draw(cat_input(tuple(shape), NP[dtypes[0]]))
+        parts[0] = data.draw(cat_input(tuple(shape), CAT_NP[dtypes[0]]))
     got = sd.cat([p for p, _ in parts], dim)
     want = np.concatenate([r for _, r in parts], axis=dim)
     assert got.dtype.np == want.dtype and got.is_contiguous()
@@ -190,6 +198,31 @@ def test_copy_many_into_rejects_bad_layouts_before_copying():
         copy_many_into(dst, [sd.Layout((2,))], [src], [good])
     with pytest.raises(sd.StridedError):
         copy_many_into(dst, [good], [src, src], [good])
+
+
+def test_copy_many_into_checks_each_call_though_the_layouts_repeat():
+    """The program is cached by the layouts' identities: the buffers are still checked on
+    every call (a shorter buffer, a read-only one, a wrong dtype, a non-array)."""
+    from strided.kernels.copy import copy_many_into
+
+    dst = np.zeros(8, np.float32)
+    dls = [sd.Layout((4,)), sd.Layout((4,), (1,), 4)]
+    sls = [sd.Layout((4,), (1,), 2), sd.Layout((4,))]
+    long = np.arange(6, dtype=np.float32)
+    copy_many_into(dst, dls, [long, long], sls)
+    np.testing.assert_array_equal(dst, [2, 3, 4, 5, 0, 1, 2, 3])
+    with pytest.raises(sd.LayoutBoundsError):  # offset 2 + 4 elements do not fit in 5
+        copy_many_into(dst, dls, [long[:5], long], sls)
+    frozen = np.arange(10, 16, dtype=np.float32)
+    frozen.flags.writeable = False
+    copy_many_into(dst, dls, [long, frozen], sls)  # another numba type: copied on its own
+    np.testing.assert_array_equal(dst, [2, 3, 4, 5, 10, 11, 12, 13])
+    copy_many_into(dst, dls, [long.astype(np.float64), long], sls)  # converted on its own
+    np.testing.assert_array_equal(dst, [2, 3, 4, 5, 0, 1, 2, 3])
+    with pytest.raises(sd.StridedError, match="src"):
+        copy_many_into(dst, dls, [long, list(range(6))], sls)
+    with pytest.raises(sd.StridedError, match="contiguous"):
+        copy_many_into(dst, dls, [long, np.arange(12, dtype=np.float32)[::2]], sls)
 
 
 def test_cat_one_call_covers_every_copy_path():

@@ -20,7 +20,7 @@ per-element branch.
 
 from __future__ import annotations
 
-from . import PARALLEL_MIN
+from . import PARALLEL_MIN, _reach
 
 from dataclasses import dataclass
 from functools import lru_cache
@@ -645,8 +645,9 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
 # ---------------------------------------------------------------------------
 
 # Copies batched into one kernel call: their src buffers travel as a tuple of this many
-# (short batches padded with an empty buffer), so numba compiles one kernel per itemsize
-# rather than one per input count.
+# (short batches padded with an empty buffer), so numba compiles one kernel per dtype
+# rather than one per input count.  The buffers go as they are: a bit view of each
+# would cost more than a small copy's kernel time.
 _MANY = 8
 _PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
 # A copy's row in the table: path code, 9 slots of path integers, the count k of dims of
@@ -719,49 +720,72 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
     """
     op = "copy_many_into"
     check_buffer(op, "dst", dst, writable=True)
+    dst_layouts, srcs, src_layouts = tuple(dst_layouts), tuple(srcs), tuple(src_layouts)
     if not len(dst_layouts) == len(srcs) == len(src_layouts):
         raise StridedError(
             f"{op}: expected as many dst layouts, srcs and src layouts, got "
             f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
         )
-    # One pass over the srcs: checks, the program's key, and the bit views the kernel takes
-    # (a read-only or unaligned array is another numba type: it is copied on its own).
+    # A model's step cats the same layout objects again and again, so the plan is looked
+    # up by their identities (the entry holds them: no id is reused while it lives); then
+    # each src must be what the entry was built for: its array type and dtype object, its
+    # strides (1-D, contiguous), long enough for its layout, and equally aligned and
+    # writable (a read-only or unaligned array is another numba type, copied on its own).
+    key = (tuple(map(id, dst_layouts)), tuple(map(id, src_layouts)), len(dst), id(dst.dtype))
+    hit = _MANY_BY_ID.get(key)
+    if hit is not None:
+        for s, (kind, dtype, strides, reach, behaved) in zip(srcs, hit[1]):
+            if (
+                type(s) is not kind or s.dtype is not dtype or s.strides != strides or len(s) < reach
+                or s.flags.behaved is not behaved
+            ):
+                hit = None
+                break
+    if hit is None:
+        hit = _many_entry(op, dst, dst_layouts, srcs, src_layouts)
+        if len(_MANY_BY_ID) >= 256:
+            _MANY_BY_ID.clear()
+        _MANY_BY_ID[key] = hit
+    alone, runs, b, half = hit[0]
+    for i in alone:
+        copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
+    if not runs:
+        return
+    if half is not None:  # numba moves the half types as their bits
+        dst, srcs = dst.view(half), [s.view(half) for s in srcs]
+    pad = (dst[:0],)
+    for idx, table in runs:
+        _many_s(dst, tuple([srcs[i] for i in idx]) + pad * (_MANY - len(idx)), table, len(idx), b)
+
+
+def _many_entry(op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple) -> tuple:
+    """What ``copy_many_into`` needs for these layouts and buffers, after every check:
+    ((the copies made alone, the kernel calls as (src indices, table), the tile edge, the
+    bit dtype of a half dst), what each src must be to reuse it, and the objects whose
+    identities key it)."""
+    for src in srcs:
+        check_buffer(op, "src", src)
     for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
         _check_layout(op, "dst_layout", dl)
         _check_layout(op, "src_layout", sl)
-    bits = _BITS[dst.itemsize]
-    lens, dtypes, views = [], [], []
-    for src in srcs:
-        check_buffer(op, "src", src)
-        lens.append(len(src))
-        dtypes.append(src.dtype)
-        flags = src.flags
-        views.append(src.view(bits) if src.itemsize == dst.itemsize and flags.writeable and flags.aligned else None)
-    # Validation, planning and the tables depend only on layouts, lengths and dtypes:
-    # a model's step repeats them, so they are worked out once (``_many_program``).
-    batched, solo, rows, tables = _many_program(
-        tuple(dst_layouts), tuple(src_layouts), len(dst), dst.dtype, tuple(lens), tuple(dtypes)
+    lens, dtypes = tuple(len(s) for s in srcs), tuple(s.dtype for s in srcs)
+    batched, solo, rows, tables = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
+    behaved = [bool(s.flags.behaved) for s in srcs]
+    fast = [k for k, i in enumerate(batched) if behaved[i]]
+    if len(fast) < len(batched):
+        tables = [np.concatenate([rows[k] for k in fast[lo : lo + _MANY]]) for lo in range(0, len(fast), _MANY)]
+    alone = solo + tuple(i for i in batched if not behaved[i])
+    fast = [batched[k] for k in fast]
+    runs = tuple((tuple(fast[lo : lo + _MANY]), table) for lo, table in zip(range(0, len(fast), _MANY), tables))
+    plan = (alone, runs, tile_edge(dst.itemsize), _HALF_BITS.get(dst.dtype))
+    needs = tuple(
+        (type(s), s.dtype, s.strides, _reach(sl)[1], behaved[i]) for i, (s, sl) in enumerate(zip(srcs, src_layouts))
     )
-    for i in solo:  # a conversion or a parallel copy: its own path
-        copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
-    if not batched:
-        return
-    d = dst.view(bits)
-    bufs, live = [], []
-    for k, i in enumerate(batched):
-        v = views[i]
-        if v is not None:
-            bufs.append(v)
-            live.append(k)
-        else:
-            copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
-    if len(live) < len(batched):
-        tables = [np.concatenate([rows[k] for k in live[lo : lo + _MANY]]) for lo in range(0, len(live), _MANY)]
-    b = tile_edge(dst.itemsize)
-    pad = d[:0]
-    for lo, table in zip(range(0, len(bufs), _MANY), tables):
-        part = bufs[lo : lo + _MANY]
-        _many_s(d, tuple(part) + (pad,) * (_MANY - len(part)), table, len(part), b)
+    return plan, needs, dst_layouts, src_layouts, dst.dtype
+
+
+_MANY_BY_ID: dict = {}
+_HALF_BITS = {_F16: np.dtype(np.uint16), _BF16: np.dtype(np.uint16)}
 
 
 @lru_cache(maxsize=256)
