@@ -167,6 +167,10 @@ def test_maximum_minimum_of_signed_zeros_match_numpy(n):
         got = getattr(sd.tensor(a), op)(sd.tensor(b)).numpy()
         want = getattr(np, op)(a, b)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=op)
+        assert np.signbit(got).tolist() == (np.arange(n) % 2 == 1).tolist()  # the tie goes to b
+        for half in ("f16", "bf16"):  # computed in f32: the same tie rule (NumPy's f16 loop gives it to a)
+            got = getattr(sd.tensor(a).to_dtype(half), op)(sd.tensor(b).to_dtype(half)).numpy()
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"{op} {half}")
 
 
 def test_reflected_logical_ops():
