@@ -87,33 +87,49 @@ def half_cases(quick: bool = False) -> list[Case]:
 
 
 def cat_cases() -> list[Case]:
-    """candle's cat benchmark: eight [4,128,64] f32 tensors (the KV-cache growth pattern)."""
+    """candle's cat benchmark: eight [4,128,64] f32 tensors (the KV-cache growth pattern),
+    each case timed twice: one call per timed run after the harness's pause (what an
+    occasional cat costs, thread-pool wake-up included), and ``_CAT_CALLS`` calls in a row
+    (a model's step after step)."""
     import strided as sd
 
     torch = torch_or_none()
     cases = []
     for label, transposed in (("contiguous", False), ("from zeros(64,128,4).transpose(0,2)", True)):
         for dim in (0, 1):
-            def make(transposed=transposed, dim=dim):
-                rng = np.random.default_rng(1)
-                if transposed:
-                    arrays = [rng.standard_normal((64, 128, 4), dtype=np.float32).transpose(2, 1, 0) for _ in range(8)]
-                else:
-                    arrays = [rng.standard_normal((4, 128, 64), dtype=np.float32) for _ in range(8)]
-                ours = [sd.from_numpy(a) for a in arrays]
-                out = {
-                    "strided": lambda: sd.cat(ours, dim),
-                    "numpy": lambda: np.concatenate(arrays, dim),
-                }
-                if torch is not None:
-                    theirs = [torch.from_numpy(a) for a in arrays]
-                    out["torch"] = lambda: torch.cat(theirs, dim)
-                return out
+            for calls in (1, _CAT_CALLS):
+                def make(transposed=transposed, dim=dim, calls=calls):
+                    rng = np.random.default_rng(1)
+                    if transposed:
+                        arrays = [rng.standard_normal((64, 128, 4), dtype=np.float32).transpose(2, 1, 0) for _ in range(8)]
+                    else:
+                        arrays = [rng.standard_normal((4, 128, 64), dtype=np.float32) for _ in range(8)]
+                    ours = [sd.from_numpy(a) for a in arrays]
+                    out = {
+                        "strided": _stream(sd.cat, calls, ours, dim),
+                        "numpy": _stream(np.concatenate, calls, arrays, dim),
+                    }
+                    if torch is not None:
+                        out["torch"] = _stream(torch.cat, calls, [torch.from_numpy(a) for a in arrays], dim)
+                    return out
 
-            cases.append(Case("cat, eight [4,128,64] f32", f"cat dim {dim}, {label}", "8x32K", make))
+                name = f"cat dim {dim}, {label}" + (f", {calls} in a row" if calls > 1 else "")
+                cases.append(Case("cat, eight [4,128,64] f32", name, "8x32K", make, calls=calls))
     return cases
 
 
+def _stream(fn, calls: int, *args):
+    """A timed run: ``calls`` calls of ``fn(*args)`` back to back."""
+    if calls == 1:
+        return lambda: fn(*args)
+
+    def run():
+        for _ in range(calls):
+            fn(*args)
+    return run
+
+
+_CAT_CALLS = 20
 _OVERHEAD_CALLS = 200
 
 
@@ -125,19 +141,14 @@ def overhead_cases() -> list[Case]:
 
     torch = torch_or_none()
 
-    def stream(add, x, y):
-        def run():
-            for _ in range(_OVERHEAD_CALLS):
-                add(x, y)
-        return run
-
     def make():
         a_np = np.arange(4, dtype=np.float32)
         b_np = np.ones(4, dtype=np.float32)
         a, b = sd.from_numpy(a_np), sd.from_numpy(b_np)
-        out = {"strided": stream(operator.add, a, b), "numpy": stream(operator.add, a_np, b_np)}
+        n, add = _OVERHEAD_CALLS, operator.add
+        out = {"strided": _stream(add, n, a, b), "numpy": _stream(add, n, a_np, b_np)}
         if torch is not None:
-            out["torch"] = stream(operator.add, torch.from_numpy(a_np), torch.from_numpy(b_np))
+            out["torch"] = _stream(add, n, torch.from_numpy(a_np), torch.from_numpy(b_np))
         return out
 
     return [Case("per-op overhead", "4-element add", "4", make, calls=_OVERHEAD_CALLS)]
