@@ -22,13 +22,13 @@ class Var(Tensor):
     """A tracked leaf: gradients flow to it.  Built from data (copied) or a tensor (shared)."""
 
     __slots__ = ()
-    _is_var = True
 
     def __init__(self, data, dtype=None):
         src = data.detach() if isinstance(data, Tensor) else tensor(data, dtype=dtype)
         if dtype is not None and isinstance(data, Tensor):
             src = src.to_dtype(dtype)
         super().__init__(src._storage, src.layout, src.dtype)
+        self._is_var = True
 
 
 def sorted_nodes(root: Tensor) -> list[Tensor]:

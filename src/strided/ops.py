@@ -178,34 +178,40 @@ def _small_plan(shape: tuple) -> tuple | None:
     return plan
 
 
+def _dense_run(lay: Layout, buf, n: int, dense: Layout):
+    """The elements of a dense view of ``dense``'s shape as one flat run of ``buf``, or None."""
+    if lay.shape != dense.shape or not (lay.stride == dense.stride or lay.is_contiguous()):
+        return None
+    o = lay.offset
+    if o < 0 or o + n > len(buf):
+        return None
+    return buf if not o and len(buf) == n else buf[o : o + n]
+
+
 def binary(op: str, a, b) -> Tensor:
-    # Tiny dense same-dtype same-shape tensors first, checked inline with identity and tuple
-    # compares only: on 4 elements every call and allocation here is the whole cost.
+    # Tiny dense same-dtype same-shape tensors first: on 4 elements every call and
+    # allocation here is the whole cost.  Results of this path, fresh tensors and
+    # from_numpy's dense arrays share one layout object per shape (``_contiguous``),
+    # so for them the check is by identity.
     ufunc = _SMALL_UFUNCS.get(op)
     if ufunc is not None and isinstance(a, Tensor) and isinstance(b, Tensor):
         la, lb = a.layout, b.layout
-        shape = la.shape
+        plan = _SMALL_PLANS.get(la.shape) or _small_plan(la.shape)
         dtype = a.dtype
-        plan = _SMALL_PLANS.get(shape) or _small_plan(shape)
-        if plan is not None and dtype is b.dtype and shape == lb.shape and dtype in _NATIVE:
-            n, dense = plan  # every such result shares the dense layout
+        if plan is not None and dtype is b.dtype and dtype in _NATIVE:
+            n, dense = plan
             da, db = a._storage.data, b._storage.data
-            oa, ob = la.offset, lb.offset
-            if (
-                0 <= oa and 0 <= ob and oa + n <= len(da) and ob + n <= len(db)
-                and (la.stride == dense.stride or la.is_contiguous())
-                and (lb.stride == dense.stride or lb.is_contiguous())
-            ):
-                if oa or len(da) != n:
-                    da = da[oa : oa + n]
-                if ob or len(db) != n:
-                    db = db[ob : ob + n]
+            if la is not dense or lb is not dense or len(da) != n or len(db) != n:
+                da = _dense_run(la, da, n, dense)
+                db = _dense_run(lb, db, n, dense) if da is not None else None
+            if db is not None:
                 # Same-dtype ufuncs keep the dtype (bool for comparisons), as the kernels do.
                 # The result is assembled slot by slot: two __init__ frames are a tenth of the call.
                 storage = _new(Storage)
                 storage.data = ufunc(da, db)
                 out = _new(Tensor)
                 out._storage, out.layout, out.dtype = storage, dense, dt.bool_ if op in _COMPARE else dtype
+                out._is_var = False
                 if a._is_var or b._is_var or a._op is not None or b._op is not None:  # _record's rule
                     out._op = Op(op, (a, b), {"operands": (a, b)})
                 else:

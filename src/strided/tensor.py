@@ -67,14 +67,14 @@ def _tracked(inputs) -> bool:
 
 
 class Tensor:
-    __slots__ = ("_storage", "layout", "dtype", "_op", "__weakref__")
-    _is_var = False  # a class constant (Var says True): one store fewer per tensor made
+    __slots__ = ("_storage", "layout", "dtype", "_op", "_is_var", "__weakref__")
 
     def __init__(self, storage: Storage, layout: Layout, dtype: DType, op: Op | None = None):
         self._storage = storage
         self.layout = layout
         self.dtype = dtype
         self._op = op
+        self._is_var = False
 
     # -- metadata ---------------------------------------------------------
     @property
@@ -642,7 +642,9 @@ def from_numpy(a: np.ndarray) -> Tensor:
     span = 1 + sum((n - 1) * s for n, s in zip(a.shape, low_strides))
     flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(item,), writeable=a.flags.writeable)
     offset = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
-    return Tensor(wrap(flat), Layout(a.shape, strides, offset), dtype)
+    dense = Layout.contiguous(a.shape)  # the shared one: the small-op path knows it by identity
+    lay = dense if strides == dense.stride and not offset else Layout(a.shape, strides, offset)
+    return Tensor(wrap(flat), lay, dtype)
 
 
 def same_buffer(a: Tensor, b: Tensor) -> bool:

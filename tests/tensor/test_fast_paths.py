@@ -103,6 +103,18 @@ def test_small_binary_bad_offset_still_raises():
         (t + t).numpy()
 
 
+def test_small_binary_shared_dense_layout_still_checks_the_buffer():
+    """The shared dense layout of a shape is recognised by identity; the buffer behind it
+    is still measured: a longer one gives its first elements, a shorter one an error."""
+    dense = sd.Layout.contiguous((4,))
+    assert sd.from_numpy(np.ones(4, np.float32)).layout is dense  # what makes the shortcut common
+    longer = Tensor(sd.from_numpy(np.arange(6, dtype=np.float32)).storage, dense, sd.f32)
+    np.testing.assert_array_equal((longer + longer).numpy(), [0, 2, 4, 6])
+    shorter = Tensor(sd.from_numpy(np.arange(3, dtype=np.float32)).storage, dense, sd.f32)
+    with pytest.raises(sd.LayoutBoundsError):
+        (shorter + longer).numpy()
+
+
 # ---------------------------------------------------------------------------
 # cat: all inputs in one kernel call, each by its own copy path
 
