@@ -753,15 +753,14 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
         return
     if half is not None:  # numba moves the half types as their bits
         dst, srcs = dst.view(half), [s.view(half) for s in srcs]
-    pad = (dst[:0],)
-    for idx, table in runs:
-        _many_s(dst, tuple([srcs[i] for i in idx]) + pad * (_MANY - len(idx)), table, len(idx), b)
+    for idx, table, pads in runs:
+        _many_s(dst, tuple([srcs[i] for i in idx]) + pads, table, len(idx), b)
 
 
 def _many_entry(op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple) -> tuple:
     """What ``copy_many_into`` needs for these layouts and buffers, after every check:
-    ((the copies made alone, the kernel calls as (src indices, table), the tile edge, the
-    bit dtype of a half dst), what each src must be to reuse it, and the objects whose
+    ((the copies made alone, the kernel calls as (src indices, table, padding), the tile
+    edge, the bit dtype of a half dst), what each src must be to reuse it, and the objects whose
     identities key it)."""
     for src in srcs:
         check_buffer(op, "src", src)
@@ -776,8 +775,13 @@ def _many_entry(op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tupl
         tables = [np.concatenate([rows[k] for k in fast[lo : lo + _MANY]]) for lo in range(0, len(fast), _MANY)]
     alone = solo + tuple(i for i in batched if not behaved[i])
     fast = [batched[k] for k in fast]
-    runs = tuple((tuple(fast[lo : lo + _MANY]), table) for lo, table in zip(range(0, len(fast), _MANY), tables))
-    plan = (alone, runs, tile_edge(dst.itemsize), _HALF_BITS.get(dst.dtype))
+    half = _HALF_BITS.get(dst.dtype)
+    pad = np.empty(0, dst.dtype if half is None else half)  # fills a short batch's tuple
+    runs = tuple(
+        (tuple(idx), table, (pad,) * (_MANY - len(idx)))
+        for idx, table in zip((fast[lo : lo + _MANY] for lo in range(0, len(fast), _MANY)), tables)
+    )
+    plan = (alone, runs, tile_edge(dst.itemsize), half)
     needs = tuple(
         (type(s), s.dtype, s.strides, _reach(sl)[1], behaved[i]) for i, (s, sl) in enumerate(zip(srcs, src_layouts))
     )
