@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numbers
 from functools import lru_cache
-from math import prod
 
 import numpy as np
 
@@ -24,9 +23,9 @@ from .kernels import elementwise as kew
 from .kernels import index as kindex
 from .kernels import reduce as kred
 from .layout import Layout
-from .layout.layout import _contiguous, broadcast_shapes, norm_dim
-from .storage import Storage, alloc
-from .tensor import Op, Tensor, _tracked, empty, full
+from .layout.layout import broadcast_shapes, norm_dim
+from .storage import alloc
+from .tensor import _SMALL_BINARY, Op, Tensor, _tracked, empty, full
 
 # Ops that produce floats from any input (NumPy gives f64 for integer input).
 _FLOAT_UNARY = {"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip"}
@@ -126,18 +125,6 @@ def _binary_dtypes(op: str, a, b) -> tuple[DType, DType]:
     return common.compute, common
 
 
-# Tiny dense operands: the numba call and layout planning cost far more than the loop, so
-# NumPy's ufunc runs it on the flat runs directly (same results: same dtypes, same IEEE ops).
-_SMALL = 4096
-_SMALL_UFUNCS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-}
-_NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
-_SMALL_PLANS: dict = {}
-_new = object.__new__
-
-
 # A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
 # every value of the dtype?  The mirrored question for v below every value is its negation,
 # except for eq and ne, which never and always hold.
@@ -164,59 +151,15 @@ def _tensors(*xs) -> tuple:
     return tuple(x for x in xs if isinstance(x, Tensor))
 
 
-def _small_plan(shape: tuple) -> tuple | None:
-    """(element count, dense layout) of a shape the small path takes; None when it is too big.
-    Kept per shape, so a stream of small ops computes neither again."""
-    plan = _SMALL_PLANS.get(shape)
-    if plan is None:
-        n = prod(shape)
-        if n > _SMALL:
-            return None
-        if len(_SMALL_PLANS) >= 1024:
-            _SMALL_PLANS.clear()
-        plan = _SMALL_PLANS[shape] = (n, _contiguous(shape))
-    return plan
-
-
-def _dense_run(lay: Layout, buf, n: int, dense: Layout):
-    """The elements of a dense view of ``dense``'s shape as one flat run of ``buf``, or None."""
-    if lay.shape != dense.shape or not (lay.stride == dense.stride or lay.is_contiguous()):
-        return None
-    o = lay.offset
-    if o < 0 or o + n > len(buf):
-        return None
-    return buf if not o and len(buf) == n else buf[o : o + n]
-
-
 def binary(op: str, a, b) -> Tensor:
-    # Tiny dense same-dtype same-shape tensors first: on 4 elements every call and
-    # allocation here is the whole cost.  Results of this path, fresh tensors and
-    # from_numpy's dense arrays share one layout object per shape (``_contiguous``),
-    # so for them the check is by identity.
-    ufunc = _SMALL_UFUNCS.get(op)
-    if ufunc is not None and isinstance(a, Tensor) and isinstance(b, Tensor):
-        la, lb = a.layout, b.layout
-        plan = _SMALL_PLANS.get(la.shape) or _small_plan(la.shape)
-        dtype = a.dtype
-        if plan is not None and dtype is b.dtype and dtype in _NATIVE:
-            n, dense = plan
-            da, db = a._storage.data, b._storage.data
-            if la is not dense or lb is not dense or len(da) != n or len(db) != n:
-                da = _dense_run(la, da, n, dense)
-                db = _dense_run(lb, db, n, dense) if da is not None else None
-            if db is not None:
-                # Same-dtype ufuncs keep the dtype (bool for comparisons), as the kernels do.
-                # The result is assembled slot by slot: two __init__ frames are a tenth of the call.
-                storage = _new(Storage)
-                storage.data = ufunc(da, db)
-                out = _new(Tensor)
-                out._storage, out.layout, out.dtype = storage, dense, dt.bool_ if op in _COMPARE else dtype
-                out._is_var = False
-                if a._is_var or b._is_var or a._op is not None or b._op is not None:  # _record's rule
-                    out._op = Op(op, (a, b), {"operands": (a, b)})
-                else:
-                    out._op = None
-                return out
+    """``a op b`` elementwise, NumPy's broadcasting and promotion; a or b may be a scalar."""
+    small = _SMALL_BINARY.get(op)
+    return small(a, b) if small is not None else kernel_binary(op, a, b)
+
+
+def kernel_binary(op: str, a, b) -> Tensor:
+    """``binary`` through the kernels: any dtypes, shapes and layouts (the small dense
+    same-dtype operands take ``tensor._small_binary``'s NumPy path first)."""
     if op not in kew.BINARY_OPS:
         raise StridedError(f"binary: unknown op {op!r}")
     for x in (a, b):

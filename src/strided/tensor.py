@@ -16,7 +16,7 @@ from . import dtype as dt
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .layout import Layout
-from .layout.layout import _int_tuple, contiguous_strides, norm_dim
+from .layout.layout import _contiguous, _int_tuple, contiguous_strides, norm_dim
 from .storage import Storage, alloc, check_size, wrap
 
 
@@ -64,6 +64,86 @@ def _tracked(inputs) -> bool:
         if isinstance(t, Tensor) and (t._is_var or t._op is not None):
             return True
     return False
+
+
+# ---------------------------------------------------------------------------
+# Small binary ops.  Tiny dense same-dtype same-shape operands go straight to NumPy's
+# ufunc on their flat buffers (the same results: same dtypes, same IEEE ops): on 4
+# elements the kernels' layout planning and numba call would cost far more than the
+# loop, and every call and allocation is the whole cost.  So the arithmetic and
+# comparison methods of Tensor are these functions themselves, one frame per op, and
+# anything else goes on to ``ops.kernel_binary``.
+
+_SMALL = 4096
+_SMALL_UFUNCS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+}
+_BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge"}
+_NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
+_SMALL_PLANS: dict = {}
+_new = object.__new__
+
+
+def _small_plan(shape: tuple) -> tuple | None:
+    """(element count, dense layout) of a shape the small path takes; None when it is too big.
+    Kept per shape, so a stream of small ops computes neither again."""
+    plan = _SMALL_PLANS.get(shape)
+    if plan is None:
+        n = prod(shape)
+        if n > _SMALL:
+            return None
+        if len(_SMALL_PLANS) >= 1024:
+            _SMALL_PLANS.clear()
+        plan = _SMALL_PLANS[shape] = (n, _contiguous(shape))
+    return plan
+
+
+def _dense_run(lay: Layout, buf, n: int, dense: Layout):
+    """The elements of a dense view of ``dense``'s shape as one flat run of ``buf``, or None."""
+    if lay.shape != dense.shape or not (lay.stride == dense.stride or lay.is_contiguous()):
+        return None
+    o = lay.offset
+    if o < 0 or o + n > len(buf):
+        return None
+    return buf if not o and len(buf) == n else buf[o : o + n]
+
+
+def _small_binary(op: str):
+    ufunc, bool_out = _SMALL_UFUNCS[op], op in _BOOL_OUT
+
+    def small(a, b):
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            la, lb = a.layout, b.layout
+            plan = _SMALL_PLANS.get(la.shape) or _small_plan(la.shape)
+            dtype = a.dtype
+            if plan is not None and dtype is b.dtype and dtype in _NATIVE:
+                # Fresh results, these results and from_numpy's dense arrays share one
+                # layout object per shape (``_contiguous``): for them the check is identity.
+                n, dense = plan
+                da, db = a._storage.data, b._storage.data
+                if la is not dense or lb is not dense or len(da) != n or len(db) != n:
+                    da = _dense_run(la, da, n, dense)
+                    db = _dense_run(lb, db, n, dense) if da is not None else None
+                if db is not None:
+                    # Assembled slot by slot: two __init__ frames would be a tenth of the op.
+                    storage = _new(Storage)
+                    storage.data = ufunc(da, db)  # same-dtype ufuncs keep the dtype, as the kernels do
+                    out = _new(Tensor)
+                    out._storage, out.layout, out.dtype = storage, dense, dt.bool_ if bool_out else dtype
+                    out._is_var = False
+                    if a._is_var or b._is_var or a._op is not None or b._op is not None:  # ops._record's rule
+                        out._op = Op(op, (a, b), {"operands": (a, b)})
+                    else:
+                        out._op = None
+                    return out
+        return (_OPS or _ops()).kernel_binary(op, a, b)
+
+    small.__name__ = small.__qualname__ = op
+    return small
+
+
+_SMALL_BINARY = {op: _small_binary(op) for op in _SMALL_UFUNCS}
 
 
 class Tensor:
@@ -363,12 +443,13 @@ class Tensor:
     def sign(self): return (_OPS or _ops()).unary("sign", self)
     def recip(self): return (_OPS or _ops()).unary("recip", self)
 
-    def add(self, o): return (_OPS or _ops()).binary("add", self, o)
-    def sub(self, o): return (_OPS or _ops()).binary("sub", self, o)
-    def mul(self, o): return (_OPS or _ops()).binary("mul", self, o)
+    # These and the comparisons are _SMALL_BINARY's functions: the small-op path in one frame.
+    add = __add__ = _SMALL_BINARY["add"]
+    sub = __sub__ = _SMALL_BINARY["sub"]
+    mul = __mul__ = _SMALL_BINARY["mul"]
     def div(self, o): return (_OPS or _ops()).binary("div", self, o)
-    def maximum(self, o): return (_OPS or _ops()).binary("maximum", self, o)
-    def minimum(self, o): return (_OPS or _ops()).binary("minimum", self, o)
+    maximum = _SMALL_BINARY["maximum"]
+    minimum = _SMALL_BINARY["minimum"]
     def pow(self, o): return (_OPS or _ops()).binary("pow", self, o)
     broadcast_add = add
     broadcast_sub = sub
@@ -377,11 +458,8 @@ class Tensor:
     broadcast_maximum = maximum
     broadcast_minimum = minimum
 
-    def __add__(self, o): return (_OPS or _ops()).binary("add", self, o)
     def __radd__(self, o): return (_OPS or _ops()).binary("add", o, self)
-    def __sub__(self, o): return (_OPS or _ops()).binary("sub", self, o)
     def __rsub__(self, o): return (_OPS or _ops()).binary("sub", o, self)
-    def __mul__(self, o): return (_OPS or _ops()).binary("mul", self, o)
     def __rmul__(self, o): return (_OPS or _ops()).binary("mul", o, self)
     def __truediv__(self, o): return (_OPS or _ops()).binary("div", self, o)
     def __rtruediv__(self, o): return (_OPS or _ops()).binary("div", o, self)
@@ -403,19 +481,12 @@ class Tensor:
         _write(self, binary(op, self, other), "in-place " + op)
         return self
 
-    def eq(self, o): return (_OPS or _ops()).binary("eq", self, o)
-    def ne(self, o): return (_OPS or _ops()).binary("ne", self, o)
-    def lt(self, o): return (_OPS or _ops()).binary("lt", self, o)
-    def le(self, o): return (_OPS or _ops()).binary("le", self, o)
-    def gt(self, o): return (_OPS or _ops()).binary("gt", self, o)
-    def ge(self, o): return (_OPS or _ops()).binary("ge", self, o)
-    __lt__ = lt
-    __le__ = le
-    __gt__ = gt
-    __ge__ = ge
-
-    def __eq__(self, o): return (_OPS or _ops()).binary("eq", self, o)
-    def __ne__(self, o): return (_OPS or _ops()).binary("ne", self, o)
+    eq = __eq__ = _SMALL_BINARY["eq"]
+    ne = __ne__ = _SMALL_BINARY["ne"]
+    lt = __lt__ = _SMALL_BINARY["lt"]
+    le = __le__ = _SMALL_BINARY["le"]
+    gt = __gt__ = _SMALL_BINARY["gt"]
+    ge = __ge__ = _SMALL_BINARY["ge"]
     __hash__ = object.__hash__
 
     def __and__(self, o): return (_OPS or _ops()).binary("logical_and", self, o)
