@@ -25,11 +25,10 @@ from .kernels import reduce as kred
 from .layout import Layout
 from .layout.layout import broadcast_shapes, norm_dim
 from .storage import alloc
-from .tensor import _SMALL_BINARY, Op, Tensor, _tracked, empty, full
+from .tensor import _COMPARE, _SMALL_BINARY, Op, Tensor, _tracked, empty, full
 
 # Ops that produce floats from any input (NumPy gives f64 for integer input).
 _FLOAT_UNARY = {"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip"}
-_COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
 _LOGICAL = {"logical_and", "logical_or"}
 
 

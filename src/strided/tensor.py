@@ -79,7 +79,7 @@ _SMALL_UFUNCS = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
 }
-_BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge"}
+_COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
 _NATIVE = {dt.f32, dt.f64, dt.i64, dt.u32, dt.u8}
 _SMALL_PLANS: dict = {}
 _new = object.__new__
@@ -87,15 +87,14 @@ _new = object.__new__
 
 def _small_plan(shape: tuple) -> tuple | None:
     """(element count, dense layout) of a shape the small path takes; None when it is too big.
-    Kept per shape, so a stream of small ops computes neither again."""
-    plan = _SMALL_PLANS.get(shape)
-    if plan is None:
-        n = prod(shape)
-        if n > _SMALL:
-            return None
-        if len(_SMALL_PLANS) >= 1024:
-            _SMALL_PLANS.clear()
-        plan = _SMALL_PLANS[shape] = (n, _contiguous(shape))
+    Called when ``_SMALL_PLANS`` has no entry: kept per shape, so a stream of small ops
+    computes neither again."""
+    n = prod(shape)
+    if n > _SMALL:
+        return None
+    if len(_SMALL_PLANS) >= 1024:
+        _SMALL_PLANS.clear()
+    plan = _SMALL_PLANS[shape] = (n, _contiguous(shape))
     return plan
 
 
@@ -110,7 +109,7 @@ def _dense_run(lay: Layout, buf, n: int, dense: Layout):
 
 
 def _small_binary(op: str):
-    ufunc, bool_out = _SMALL_UFUNCS[op], op in _BOOL_OUT
+    ufunc, bool_out = _SMALL_UFUNCS[op], op in _COMPARE
 
     def small(a, b):
         if isinstance(a, Tensor) and isinstance(b, Tensor):
