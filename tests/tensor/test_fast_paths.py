@@ -196,6 +196,58 @@ def test_cat_records_for_autograd_and_splits_the_gradient():
     assert sd.cat([x, x], 0)._op is None
 
 
+def test_cat_cached_plan_follows_each_calls_dtypes():
+    """Fresh results and dense from_numpy arrays of one shape share a layout object, so
+    the cached plan meets other dtypes under the same key: each call still gets NumPy's
+    promotion and values (all batched, with a conversion, half types told apart)."""
+    shape = (2, 3)
+    vals = np.arange(6).reshape(shape)
+
+    def make(dtype, k):
+        return sd.from_numpy((vals + k).astype(dtype))
+
+    rounds = [
+        (np.float32, np.float32),
+        (np.float64, np.float64),  # every copy batched: the kernel refuses f64 for f32
+        (np.float32, np.float64),  # a conversion: the result is f64
+        (np.float32, np.float32),  # same layouts as the round before, f32 again
+        (np.float64, np.float32),
+        (np.float16, np.float16),
+        (ml_dtypes.bfloat16, ml_dtypes.bfloat16),  # the same bits type as f16 in the kernel
+        (np.float16, np.float16),
+    ]
+    for round_ in (rounds, rounds[::-1]):
+        for da, db in round_:
+            a, b = make(da, 0), make(db, 10)
+            for dim in (0, 1):
+                want = np.concatenate([(vals + 0).astype(da), (vals + 10).astype(db)], dim)
+                got = sd.cat([a, b], dim)
+                assert got.dtype.np == want.dtype, (da, db, dim)
+                np.testing.assert_array_equal(got.numpy().astype(np.float64), want.astype(np.float64))
+
+
+def test_cat_cached_plan_still_checks_every_buffer():
+    """A hit checks no buffer in Python: the kernel must refuse a short or strided buffer
+    and a read-only one must still be read right."""
+    from strided.storage import Storage
+
+    x = sd.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    lay = x.layout
+    np.testing.assert_array_equal(sd.cat([x, x], 1).numpy(), np.concatenate([x.numpy()] * 2, 1))
+    short = Tensor(Storage(np.arange(11, dtype=np.float32)), lay, x.dtype)  # one element short
+    with pytest.raises(sd.LayoutBoundsError):
+        sd.cat([x, short], 1)
+    strided_buf = Tensor(Storage(np.arange(24, dtype=np.float32)[::2]), lay, x.dtype)
+    with pytest.raises(sd.StridedError, match="contiguous"):
+        sd.cat([x, strided_buf], 1)
+    frozen = np.arange(100, 112, dtype=np.float32).reshape(3, 4)
+    frozen.flags.writeable = False
+    got = sd.cat([x, sd.from_numpy(frozen)], 1)
+    assert sd.from_numpy(frozen).layout is lay  # the same key as the calls before
+    np.testing.assert_array_equal(got.numpy(), np.concatenate([np.arange(12).reshape(3, 4), frozen], 1))
+    np.testing.assert_array_equal(sd.cat([x, x], 1).numpy(), np.concatenate([x.numpy()] * 2, 1))
+
+
 def test_copy_many_into_rejects_bad_layouts_before_copying():
     from strided.kernels.copy import copy_many_into
 

@@ -49,7 +49,7 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "copy_many_into", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
+    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
@@ -644,15 +644,16 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
 # many copies in one call (cat)
 # ---------------------------------------------------------------------------
 
-# Copies batched into one kernel call: their src buffers travel as a tuple of this many
-# (short batches padded with an empty buffer), so numba compiles one kernel per dtype
-# rather than one per input count.  The buffers go as they are: a bit view of each
+# Copies batched into one kernel call: their src buffers travel as this many arguments
+# (``_many_s``'s s0..s7; short batches padded with an empty buffer), so numba compiles
+# one kernel per dtype rather than one per input count.  The buffers go as they are: a bit view of each
 # would cost more than a small copy's kernel time.
 _MANY = 8
 _PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
-# A copy's row in the table: path code, 9 slots of path integers, the count k of dims of
-# the path's dim arrays, then three arrays of k.  Rows of different k follow each other.
-_HEAD = 11
+# A copy's row in the table: path code, 9 slots of path integers, the src's reach (the
+# length its buffer needs), the count k of dims of the path's dim arrays, then three
+# arrays of k.  Rows of different k follow each other.
+_HEAD = 12
 
 
 @lru_cache(maxsize=1024)
@@ -676,37 +677,69 @@ def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> np.ndarray:
         units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
         scalars, dims = [doff, dp, dq, soff, sp, sq, P, Q, units], (odstr, osstr, oshape)
     k = len(dims[0]) if dims else 0
-    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 2 - len(scalars)) + [k]
+    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 3 - len(scalars)) + [_reach(src_layout)[1], k]
     for a in range(3):
         row += list(dims[a]) if a < len(dims) else [0] * k
     return np.array(row, np.int64)
 
 
+def _many(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):  # pragma: no cover - the overload runs
+    raise NotImplementedError
+
+
+@overload(_many)
+def _many_impl(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
+    """The first ``count`` copies of ``table`` (rows from ``_plan_row``), the i-th from src
+    ``s<i>``; ``b`` is the tile edge of the tiled rows (0 when there are none).  Returns 0,
+    or refuses (nonzero, nothing written) srcs that are not what the table was built for:
+    told apart by type when numba compiles (not all 1-D contiguous arrays of dst's dtype),
+    by length at run time (shorter than a row's reach).  So a caller that looks its table
+    up by the layouts' identities checks no buffer in Python.  The srcs come as separate
+    arguments: a tuple of them costs numba more to unpack."""
+    fits = (
+        isinstance(dst, types.Array) and dst.ndim == 1 and dst.layout == "C" and dst.mutable
+        and isinstance(s0, types.Array) and s0.ndim == 1 and s0.layout == "C" and s0.dtype == dst.dtype
+        and all(s == s0 for s in (s1, s2, s3, s4, s5, s6, s7))
+    )
+    if not fits:
+        return lambda dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b: -1
+
+    def f(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
+        srcs = (s0, s1, s2, s3, s4, s5, s6, s7)
+        pos = 0
+        for i in range(count):
+            if len(srcs[i]) < table[pos + _HEAD - 2]:
+                return i + 1
+            pos += _HEAD + 3 * table[pos + _HEAD - 1]
+        pos = 0
+        for i in range(count):
+            src = srcs[i]
+            path = table[pos]
+            k = table[pos + _HEAD - 1]
+            r = table[pos + 1 : pos + _HEAD - 2]  # the path's integers
+            if path == 0:
+                _run_body(dst, r[0], src, r[1], 0, r[2])
+            elif path == 1:
+                _rows_body(dst, r[0], r[1], src, r[2], r[3], r[5], 0, r[4])
+            else:
+                a0 = table[pos + _HEAD : pos + _HEAD + k]
+                a1 = table[pos + _HEAD + k : pos + _HEAD + 2 * k]
+                a2 = table[pos + _HEAD + 2 * k : pos + _HEAD + 3 * k]
+                if path == 2:
+                    _blocks_body(dst, r[0], src, r[1], a0, a1, r[2], 0, r[3])
+                elif path == 3:
+                    buf = np.empty(b * b, dst.dtype)
+                    _tile_body(dst, r[0], a0, r[1], r[2], src, r[3], a1, r[4], r[5], a2, r[6], r[7], b, buf, 0, r[8])
+                else:
+                    _nd_body(dst, r[0], a0, src, r[1], a1, a2, 0, r[2])
+            pos += _HEAD + 3 * k
+        return 0
+    return f
+
+
 @njit(cache=True)
-def _many_s(dst, srcs, table, count, b):
-    """The first ``count`` copies of ``table`` (rows from ``_plan_row``), src i from srcs[i]."""
-    buf = np.empty(b * b, dst.dtype)
-    pos = 0
-    for i in range(count):
-        src = srcs[i]
-        k = table[pos + _HEAD - 1]
-        row = table[pos : pos + _HEAD + 3 * k]
-        pos += _HEAD + 3 * k
-        a0 = row[_HEAD : _HEAD + k]
-        a1 = row[_HEAD + k : _HEAD + 2 * k]
-        a2 = row[_HEAD + 2 * k : _HEAD + 3 * k]
-        path = row[0]
-        if path == 0:
-            _run_body(dst, row[1], src, row[2], 0, row[3])
-        elif path == 1:
-            _rows_body(dst, row[1], row[2], src, row[3], row[4], row[6], 0, row[5])
-        elif path == 2:
-            _blocks_body(dst, row[1], src, row[2], a0, a1, row[3], 0, row[4])
-        elif path == 3:
-            _tile_body(dst, row[1], a0, row[2], row[3], src, row[4], a1, row[5], row[6], a2,
-                       row[7], row[8], b, buf, 0, row[9])
-        else:
-            _nd_body(dst, row[1], a0, src, row[2], a1, a2, 0, row[3])
+def _many_s(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
+    return _many(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b)
 
 
 def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
@@ -715,8 +748,9 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
     Same-dtype copies below the parallel size run in one kernel call per ``_MANY``
     copies, each with the path ``plan_copy`` chooses for it alone; the others (dtype
     conversions, read-only or unaligned buffers, big copies) go through ``copy_into``.
-    Every layout is validated against its buffer first; dst views must not overlap
-    each other or the srcs (the caller's guarantee, as for ``copy_into``).
+    Every layout is validated against its buffer before its copy (past ``_MANY`` srcs,
+    an error may leave the first batches written); dst views must not overlap each
+    other or the srcs (the caller's guarantee, as for ``copy_into``).
     """
     op = "copy_many_into"
     check_buffer(op, "dst", dst, writable=True)
@@ -726,66 +760,81 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
             f"{op}: expected as many dst layouts, srcs and src layouts, got "
             f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
         )
-    # A model's step cats the same layout objects again and again, so the plan is looked
-    # up by their identities (the entry holds them: no id is reused while it lives); then
-    # each src must be what the entry was built for: its array type and dtype object, its
-    # strides (1-D, contiguous), long enough for its layout, and equally aligned and
-    # writable (a read-only or unaligned array is another numba type, copied on its own).
-    key = (tuple(map(id, dst_layouts)), tuple(map(id, src_layouts)), len(dst), id(dst.dtype))
-    hit = _MANY_BY_ID.get(key)
-    if hit is not None:
-        for s, (kind, dtype, strides, reach, behaved) in zip(srcs, hit[1]):
-            if (
-                type(s) is not kind or s.dtype is not dtype or s.strides != strides or len(s) < reach
-                or s.flags.behaved is not behaved
-            ):
-                hit = None
-                break
-    if hit is None:
-        hit = _many_entry(op, dst, dst_layouts, srcs, src_layouts)
-        if len(_MANY_BY_ID) >= 256:
-            _MANY_BY_ID.clear()
-        _MANY_BY_ID[key] = hit
-    alone, runs, b, half = hit[0]
-    for i in alone:
-        copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])
-    if not runs:
-        return
-    if half is not None:  # numba moves the half types as their bits
-        dst, srcs = dst.view(half), [s.view(half) for s in srcs]
-    for idx, table, pads in runs:
-        _many_s(dst, tuple([srcs[i] for i in idx]) + pads, table, len(idx), b)
-
-
-def _many_entry(op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple) -> tuple:
-    """What ``copy_many_into`` needs for these layouts and buffers, after every check:
-    ((the copies made alone, the kernel calls as (src indices, table, padding), the tile
-    edge, the bit dtype of a half dst), what each src must be to reuse it, and the objects whose
-    identities key it)."""
     for src in srcs:
         check_buffer(op, "src", src)
-    for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
-        _check_layout(op, "dst_layout", dl)
-        _check_layout(op, "src_layout", sl)
-    lens, dtypes = tuple(len(s) for s in srcs), tuple(s.dtype for s in srcs)
-    batched, solo, rows, tables = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
-    behaved = [bool(s.flags.behaved) for s in srcs]
-    fast = [k for k, i in enumerate(batched) if behaved[i]]
-    if len(fast) < len(batched):
-        tables = [np.concatenate([rows[k] for k in fast[lo : lo + _MANY]]) for lo in range(0, len(fast), _MANY)]
-    alone = solo + tuple(i for i in batched if not behaved[i])
-    fast = [batched[k] for k in fast]
-    half = _HALF_BITS.get(dst.dtype)
-    pad = np.empty(0, dst.dtype if half is None else half)  # fills a short batch's tuple
-    runs = tuple(
-        (tuple(idx), table, (pad,) * (_MANY - len(idx)))
-        for idx, table in zip((fast[lo : lo + _MANY] for lo in range(0, len(fast), _MANY)), tables)
-    )
-    plan = (alone, runs, tile_edge(dst.itemsize), half)
-    needs = tuple(
-        (type(s), s.dtype, s.strides, _reach(sl)[1], behaved[i]) for i, (s, sl) in enumerate(zip(srcs, src_layouts))
-    )
-    return plan, needs, dst_layouts, src_layouts, dst.dtype
+    # A model's step copies the same layout objects again and again, so the program is
+    # looked up by their identities (it holds them: no id is reused while it lives).
+    key = (*map(id, dst_layouts), *map(id, src_layouts), len(dst), id(dst.dtype))
+    many = _MANY_BY_ID.get(key)
+    if many is None or not many.run(dst, srcs):
+        many = ManyCopy(op, dst, dst_layouts, srcs, src_layouts)
+        if len(_MANY_BY_ID) >= 256:
+            _MANY_BY_ID.clear()
+        _MANY_BY_ID[key] = many
+        if not many.run(dst, srcs):
+            raise StridedError(f"{op}: the copy kernel refused the buffers it was planned for")
+
+
+class ManyCopy:
+    """``copy_many_into``'s program for one dst buffer size and dtype, dst layouts and src
+    layouts, built after every check on the buffers it is built with.  ``run`` takes other
+    src buffers too: the kernel refuses those that are not what it was built for (see
+    ``_many_impl``), so a caller that finds a program by the layouts' identities checks
+    no buffer in Python."""
+
+    __slots__ = ("alone", "runs", "whole", "tile", "half", "dst_layouts", "src_layouts")
+
+    def __init__(self, op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple):
+        for src in srcs:
+            check_buffer(op, "src", src)
+        for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
+            _check_layout(op, "dst_layout", dl)
+            _check_layout(op, "src_layout", sl)
+        lens, dtypes = tuple(len(s) for s in srcs), tuple(s.dtype for s in srcs)
+        batched, solo, rows, tables = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
+        # A read-only or unaligned array is another numba type: copied on its own.
+        behaved = [bool(s.flags.behaved) for s in srcs]
+        fast = [k for k, i in enumerate(batched) if behaved[i]]
+        if len(fast) < len(batched):
+            tables = [np.concatenate([rows[k] for k in fast[lo : lo + _MANY]]) for lo in range(0, len(fast), _MANY)]
+        self.alone = solo + tuple(i for i in batched if not behaved[i])
+        fast = [batched[k] for k in fast]
+        self.half = _HALF_BITS.get(dst.dtype)
+        pad = np.empty(0, dst.dtype if self.half is None else self.half)  # fills a short batch's tuple
+        self.runs = tuple(
+            (tuple(idx), table, (pad,) * (_MANY - len(idx)))
+            for idx, table in zip((fast[lo : lo + _MANY] for lo in range(0, len(fast), _MANY)), tables)
+        )
+        # The usual cat: every src in one kernel call, in the caller's order.
+        self.whole = len(self.runs) == 1 and self.runs[0][0] == tuple(range(len(srcs)))
+        tiled = any(row[0] == _PATH_CODE["tiled"] for row in rows)
+        self.tile = tile_edge(dst.itemsize) if tiled else 0  # 0: the kernel needs no tile buffer
+        self.dst_layouts, self.src_layouts = dst_layouts, src_layouts
+
+    def run(self, dst: np.ndarray, srcs: tuple) -> bool:
+        """The copies into ``dst`` (of the size and dtype it was built for) from ``srcs``;
+        False when the kernel refuses a batch of srcs.  That batch wrote nothing, but the
+        ones before it (past ``_MANY`` srcs) did: the caller starts over."""
+        bits, kin = dst, srcs
+        if self.half is not None:  # numba moves the half types as their bits: f16 and bf16 alike
+            bits, kin = dst.view(self.half), list(srcs)
+            for idx, _, _ in self.runs:
+                for i in idx:
+                    if srcs[i].dtype != dst.dtype:
+                        return False
+                    kin[i] = srcs[i].view(self.half)
+            kin = tuple(kin)
+        if self.whole:
+            idx, table, pads = self.runs[0]
+            if _many_s(bits, *kin, *pads, table, len(idx), self.tile):
+                return False
+        else:
+            for idx, table, pads in self.runs:
+                if _many_s(bits, *[kin[i] for i in idx], *pads, table, len(idx), self.tile):
+                    return False
+        for i in self.alone:
+            copy_into(dst, self.dst_layouts[i], srcs[i], self.src_layouts[i])
+        return True
 
 
 _MANY_BY_ID: dict = {}
