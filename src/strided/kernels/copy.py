@@ -711,24 +711,23 @@ def _many_impl(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
             if len(srcs[i]) < table[pos + _HEAD - 2]:
                 return i + 1
             pos += _HEAD + 3 * table[pos + _HEAD - 1]
+        buf = np.empty(b * b, dst.dtype)  # the tiled rows' tile (b is 0 when there are none)
         pos = 0
         for i in range(count):
             src = srcs[i]
-            path = table[pos]
-            k = table[pos + _HEAD - 1]
-            r = table[pos + 1 : pos + _HEAD - 2]  # the path's integers
-            if path == 0:
-                _run_body(dst, r[0], src, r[1], 0, r[2])
+            path, k, t = table[pos], table[pos + _HEAD - 1], pos + 1  # t: where the path's integers start
+            if path == 0:  # the usual paths read the table in place (a slice costs reference counting)
+                _run_body(dst, table[t], src, table[t + 1], 0, table[t + 2])
             elif path == 1:
-                _rows_body(dst, r[0], r[1], src, r[2], r[3], r[5], 0, r[4])
+                _rows_body(dst, table[t], table[t + 1], src, table[t + 2], table[t + 3], table[t + 5], 0, table[t + 4])
             else:
+                r = table[t : t + _HEAD - 3]
                 a0 = table[pos + _HEAD : pos + _HEAD + k]
                 a1 = table[pos + _HEAD + k : pos + _HEAD + 2 * k]
                 a2 = table[pos + _HEAD + 2 * k : pos + _HEAD + 3 * k]
                 if path == 2:
                     _blocks_body(dst, r[0], src, r[1], a0, a1, r[2], 0, r[3])
                 elif path == 3:
-                    buf = np.empty(b * b, dst.dtype)
                     _tile_body(dst, r[0], a0, r[1], r[2], src, r[3], a1, r[4], r[5], a2, r[6], r[7], b, buf, 0, r[8])
                 else:
                     _nd_body(dst, r[0], a0, src, r[1], a1, a2, 0, r[2])
