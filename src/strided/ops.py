@@ -11,6 +11,7 @@ reductions read them in place and accumulate in f32 (only the result is rounded)
 from __future__ import annotations
 
 import numbers
+from math import prod
 
 import numpy as np
 
@@ -300,15 +301,13 @@ def cat(tensors, dim=0) -> Tensor:
     all of them in one kernel call (``kcopy.ManyCopy``), each by the path its layout needs.
 
     A model cats the same layout objects step after step, so the whole plan is kept by
-    their identities (the entry holds them: no id is reused while it lives).  A call that
-    finds it checks no buffer: the kernel refuses buffers that are not of the dtype and
-    length it was planned for.  So the inputs' dtypes need a look only when some copy
-    runs outside that kernel (a conversion would take any dtype, and the result's dtype
-    depends on them)."""
+    their identities and the inputs' dtypes (the entry holds the layouts: no id is reused
+    while it lives).  A call that finds it checks no buffer: the kernel refuses buffers
+    that are not what it was planned for."""
     if type(dim) is int and type(tensors) in (list, tuple):
         try:
             hit = _CAT_BY_ID.get((dim, *[id(x.layout) for x in tensors]))
-            if hit is not None and (hit[0] is None or tuple([x.dtype for x in tensors]) == hit[0]):
+            if hit is not None and tuple([x.dtype for x in tensors]) == hit[0]:
                 _, numel, want, many, d, sizes, out_lay = hit[:7]
                 store = alloc(numel, want.np, "cat")
                 if many is None or many.run(store.data, [x._storage.data for x in tensors]):
@@ -329,19 +328,20 @@ def cat(tensors, dim=0) -> Tensor:
     src_lays = tuple([x.layout for x in tensors])
     dtypes = tuple([x.dtype for x in tensors])
     d = norm_dim("cat", dim, src_lays[0].ndim)
-    out_lay, want, dst_lays, sizes = _cat_plan(d, src_lays, dtypes)
+    out_lay, want, sizes = _cat_plan(d, src_lays, dtypes)
     out = Tensor(alloc(out_lay.numel, want.np, "cat"), out_lay, want)
     many = None
     if out_lay.numel:
         bufs = tuple([x._storage.data for x in tensors])
-        many = kcopy.ManyCopy("cat", out._storage.data, dst_lays, bufs, src_lays)
+        many = _dense_cat(d, out_lay.shape, src_lays, sizes, out._storage.data, bufs) or kcopy.ManyCopy(
+            "cat", out._storage.data, _cat_slices(out_lay, d, sizes), bufs, src_lays
+        )
         if not many.run(out._storage.data, bufs):
             raise StridedError("cat: the copy kernel refused the buffers it was planned for")
     if type(dim) is int:
         if len(_CAT_BY_ID) >= 256:
             _CAT_BY_ID.clear()
-        check = dtypes if many is None or many.alone else None
-        _CAT_BY_ID[(dim, *map(id, src_lays))] = (check, out_lay.numel, want, many, d, sizes, out_lay, src_lays)
+        _CAT_BY_ID[(dim, *map(id, src_lays))] = (dtypes, out_lay.numel, want, many, d, sizes, out_lay, src_lays)
     return _record(out, "cat", tensors, dim=d, sizes=sizes)
 
 
@@ -349,7 +349,7 @@ _CAT_BY_ID: dict = {}
 
 
 def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
-    """(output layout and dtype, each input's slice of the output, the sizes along dim ``d``)."""
+    """(output layout, output dtype, the sizes along dim ``d``)."""
     first = layouts[0]
     head, tail = first.shape[:d], first.shape[d + 1 :]
     for lay in layouts:
@@ -362,10 +362,30 @@ def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
     for x in dtypes[1:]:
         want = dt.promote(want, x)
     sizes = tuple(lay.shape[d] for lay in layouts)
-    total = sum(sizes)
-    out = Layout.contiguous(head + (total,) + tail)
-    dst, start = [], 0
+    return Layout.contiguous(head + (sum(sizes),) + tail), want, sizes
+
+
+def _cat_slices(out: Layout, d: int, sizes: tuple) -> tuple:
+    """Each input's slice of the output."""
+    starts = [0]
     for n in sizes:
-        dst.append(out.narrow(d, start, n))
+        starts.append(starts[-1] + n)
+    return tuple(out.narrow(d, a, n) for a, n in zip(starts, sizes))
+
+
+def _dense_cat(d: int, shape: tuple, layouts: tuple, sizes: tuple, dst, bufs) -> kcopy.ManyCopy | None:
+    """cat of dense inputs as candle does it, with no layout arithmetic: input i is
+    ``outer`` rows of ``sizes[i] * inner`` elements, one row in every output row of
+    ``total * inner``.  This is what a growing KV cache pays every step, on new shapes
+    that no cache has seen.  None when an input is not dense (the kernels' general
+    planning takes it)."""
+    for lay in layouts:
+        if not lay.is_contiguous():
+            return None
+    outer, inner = prod(shape[:d]), prod(shape[d + 1 :])
+    row = shape[d] * inner
+    specs, start = [], 0
+    for lay, n in zip(layouts, sizes):
+        specs.append((start * inner, row, lay.offset, outer, n * inner))
         start += n
-    return out, want, tuple(dst), sizes
+    return kcopy.ManyCopy.dense_rows("cat", dst, bufs, specs)

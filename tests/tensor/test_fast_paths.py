@@ -237,6 +237,9 @@ def test_cat_cached_plan_still_checks_every_buffer():
     short = Tensor(Storage(np.arange(11, dtype=np.float32)), lay, x.dtype)  # one element short
     with pytest.raises(sd.LayoutBoundsError):
         sd.cat([x, short], 1)
+    fresh = sd.Layout((3, 4), (4, 1), 1)  # a layout no cache has seen, one element short too
+    with pytest.raises(sd.LayoutBoundsError):
+        sd.cat([x, Tensor(Storage(np.arange(12, dtype=np.float32)), fresh, x.dtype)], 1)
     strided_buf = Tensor(Storage(np.arange(24, dtype=np.float32)[::2]), lay, x.dtype)
     with pytest.raises(sd.StridedError, match="contiguous"):
         sd.cat([x, strided_buf], 1)
@@ -246,6 +249,45 @@ def test_cat_cached_plan_still_checks_every_buffer():
     assert sd.from_numpy(frozen).layout is lay  # the same key as the calls before
     np.testing.assert_array_equal(got.numpy(), np.concatenate([np.arange(12).reshape(3, 4), frozen], 1))
     np.testing.assert_array_equal(sd.cat([x, x], 1).numpy(), np.concatenate([x.numpy()] * 2, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.bool_])
+def test_cat_growing_cache_matches_numpy(dtype):
+    """A KV cache grown one step at a time: new shapes every call (the dense path, planned
+    from integers), against np.concatenate on the same data."""
+    rng = np.random.default_rng(3)
+    cache_np = (rng.standard_normal((2, 3, 1, 5)) * 4).astype(dtype)
+    cache = sd.from_numpy(cache_np.copy())
+    for step in range(12):
+        new_np = (rng.standard_normal((2, 3, 1 + step % 3, 5)) * 4).astype(dtype)
+        cache = sd.cat([cache, sd.from_numpy(new_np)], 2)
+        cache_np = np.concatenate([cache_np, new_np], 2)
+        np.testing.assert_array_equal(cache.numpy(), cache_np)
+    # dense inputs at an offset, a size-1 dim with any stride, an empty one, a strided one
+    base = sd.from_numpy((np.arange(30) % 7).astype(dtype).reshape(6, 5))
+    odd = sd.as_strided(base, (1, 5), (999, 1), 15)  # dense: a size-1 dim's stride never moves
+    dense = [base[2:4], odd, base[0:0], base[5:]]
+    assert all(p.is_contiguous() for p in dense)
+    for parts in (dense, dense[:2] + [base.flip(1)[:1]] + dense[2:]):  # all dense, then one not
+        want = np.concatenate([p.numpy() for p in parts], 0)
+        np.testing.assert_array_equal(sd.cat(parts, 0).numpy(), want)
+        np.testing.assert_array_equal(sd.cat([p.t() for p in parts], 1).numpy(), want.T)
+
+
+def test_dense_rows_checks_what_it_is_given():
+    from strided.kernels.copy import ManyCopy
+
+    dst = np.zeros(10, np.float32)
+    src = np.arange(4, dtype=np.float32)
+    assert ManyCopy.dense_rows("t", dst, (src,), [(0, 5, 0, 2, 2)]).run(dst, (src,))
+    np.testing.assert_array_equal(dst, [0, 1, 0, 0, 0, 2, 3, 0, 0, 0])
+    with pytest.raises(sd.StridedError, match="do not fit"):
+        ManyCopy.dense_rows("t", dst, (src,), [(7, 5, 0, 2, 2)])
+    assert ManyCopy.dense_rows("t", dst, (src,), [(0, 5, 1, 2, 2)]) is None  # src too short from offset 1
+    assert ManyCopy.dense_rows("t", dst, (src.astype(np.float64),), [(0, 5, 0, 2, 2)]) is None
+    frozen = src.copy()
+    frozen.flags.writeable = False
+    assert ManyCopy.dense_rows("t", dst, (frozen,), [(0, 5, 0, 2, 2)]) is None
 
 
 def test_copy_many_into_rejects_bad_layouts_before_copying():

@@ -492,9 +492,9 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
     =========  ===========================================================  ==========================
     run        same dtype, dst contiguous, src ``SingleBlock`` (or          one memmove, cut into
                ``UniformBlocks`` whose rows abut)                           parallel chunks
-    rows       same dtype, dst contiguous, src ``UniformBlocks``            copy2d: a memmove per row
-                                                                            of block_len; src_stride
-                                                                            0 = broadcast fill
+    rows       same dtype, dst contiguous, src ``UniformBlocks``; or src    copy2d: a memmove per row
+               dense and dst rows of one dense run each (cat's slices of    of block_len; src_stride
+               its output), runs at least ``BLOCK_MIN`` long                0 = broadcast fill
     blocks     same dtype, dst contiguous, src ``MultipleBlocks`` with      a memmove per block, the
                ``block_len >= BLOCK_MIN``                                   starts from an odometer
     tiled      otherwise, on ``NdIter(dst, src)``'s merged dims, when src   tiled transpose of those
@@ -524,6 +524,11 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
         if isinstance(blocks, MultipleBlocks) and blocks.block_len >= BLOCK_MIN:
             idx = blocks.block_start_index
             return CopyPlan("blocks", (doff, idx.start_offset, idx.dims, idx.stride, blocks.block_len))
+    elif same_dtype and src_layout.is_contiguous():
+        rows = _dense_rows(dst_layout)
+        if rows is not None and rows[2] >= BLOCK_MIN:
+            count, drow, cols = rows
+            return CopyPlan("rows", (dst_layout.offset, drow, src_layout.offset, cols, count, cols))
     it, p = tile_plan(dst_layout, src_layout)
     dstr, sstr = it.strides
     doff, soff = it.offsets
@@ -538,6 +543,19 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
         soff, tuple(sstr[k] for k in outer), sstr[p], sstr[q],
         tuple(it.shape[k] for k in outer), it.shape[p], it.shape[q],
     ))
+
+
+def _dense_rows(layout: Layout) -> tuple[int, int, int] | None:
+    """(rows, row stride, row length) when ``layout`` is rows of one dense run each: at
+    most one dim of size > 1 outside its dense innermost run; else None."""
+    blocks = layout.strided_blocks()
+    if isinstance(blocks, SingleBlock):
+        return 1, blocks.len, blocks.len
+    if isinstance(blocks, UniformBlocks):
+        return blocks.count, blocks.src_stride, blocks.block_len
+    idx = blocks.block_start_index
+    outer = [(n, s) for n, s in zip(idx.dims, idx.stride) if n != 1]  # candle keeps size-1 dims there
+    return (*outer[0], blocks.block_len) if len(outer) == 1 else None
 
 
 def tile_plan(dst_layout: Layout, src_layout: Layout):
@@ -657,7 +675,7 @@ _HEAD = 12
 
 
 @lru_cache(maxsize=1024)
-def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> np.ndarray:
+def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> tuple:
     """``plan_copy``'s same-dtype plan as a row of ``_many_s``'s table (cached: a model's
     step cats the same layouts again and again)."""
     plan = plan_copy(dst_layout, src_layout, True)
@@ -676,11 +694,15 @@ def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> np.ndarray:
         w = b * _BLOCK_TILES
         units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
         scalars, dims = [doff, dp, dq, soff, sp, sq, P, Q, units], (odstr, osstr, oshape)
+    return _table_row(path, scalars, _reach(src_layout)[1], dims)
+
+
+def _table_row(path: str, scalars, reach: int, dims: tuple = ()) -> tuple:
     k = len(dims[0]) if dims else 0
-    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 3 - len(scalars)) + [_reach(src_layout)[1], k]
+    row = [_PATH_CODE[path], *scalars] + [0] * (_HEAD - 3 - len(scalars)) + [reach, k]
     for a in range(3):
         row += list(dims[a]) if a < len(dims) else [0] * k
-    return np.array(row, np.int64)
+    return tuple(row)
 
 
 def _many(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):  # pragma: no cover - the overload runs
@@ -779,7 +801,8 @@ class ManyCopy:
     layouts, built after every check on the buffers it is built with.  ``run`` takes other
     src buffers too: the kernel refuses those that are not what it was built for (see
     ``_many_impl``), so a caller that finds a program by the layouts' identities checks
-    no buffer in Python."""
+    no buffer in Python.  ``dense_rows`` builds one from integers alone, for copies whose
+    plan is known without layouts (cat of dense inputs)."""
 
     __slots__ = ("alone", "runs", "whole", "tile", "half", "dst_layouts", "src_layouts")
 
@@ -790,25 +813,51 @@ class ManyCopy:
             _check_layout(op, "dst_layout", dl)
             _check_layout(op, "src_layout", sl)
         lens, dtypes = tuple(len(s) for s in srcs), tuple(s.dtype for s in srcs)
-        batched, solo, rows, tables = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
+        batched, solo, rows = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
         # A read-only or unaligned array is another numba type: copied on its own.
         behaved = [bool(s.flags.behaved) for s in srcs]
         fast = [k for k, i in enumerate(batched) if behaved[i]]
-        if len(fast) < len(batched):
-            tables = [np.concatenate([rows[k] for k in fast[lo : lo + _MANY]]) for lo in range(0, len(fast), _MANY)]
+        self._batch(dst, len(srcs), [batched[k] for k in fast], [rows[k] for k in fast])
         self.alone = solo + tuple(i for i in batched if not behaved[i])
-        fast = [batched[k] for k in fast]
+        self.dst_layouts, self.src_layouts = dst_layouts, src_layouts
+
+    @classmethod
+    def dense_rows(cls, op: str, dst, srcs: tuple, specs) -> "ManyCopy | None":
+        """Copy i moves dense src i (its elements from offset ``soff``) into ``rows`` rows of
+        ``cols`` elements of dst, ``drow`` apart from ``doff``: ``specs[i] = (doff, drow,
+        soff, rows, cols)``.  None when a src is not a behaved buffer of dst's dtype, does
+        not hold its elements or is big enough to go parallel: the caller plans those with
+        layouts (whose checks say what is wrong)."""
+        for src in srcs:
+            check_buffer(op, "src", src)
+        n_dst, rows_ = len(dst), []
+        for src, (doff, drow, soff, rows, cols) in zip(srcs, specs):
+            n = rows * cols
+            if (src.dtype != dst.dtype or not src.flags.behaved or n >= COPY_PARALLEL_MIN
+                    or soff < 0 or soff + n > len(src)):
+                return None
+            if n and (doff < 0 or drow < cols or doff + (rows - 1) * drow + cols > n_dst):
+                raise StridedError(f"{op}: {rows} rows of {cols} from {doff}, {drow} apart, do not fit a dst of {n_dst}")
+            rows_.append(_table_row("rows", (doff, drow, soff, cols, rows, cols), soff + n) if n else None)
+        self = cls.__new__(cls)
+        fast = [i for i, row in enumerate(rows_) if row is not None]
+        self._batch(dst, len(srcs), fast, [rows_[i] for i in fast])
+        self.alone, self.dst_layouts, self.src_layouts = (), (), ()
+        return self
+
+    def _batch(self, dst, n_srcs: int, fast: list, rows: list) -> None:
+        """The kernel calls for srcs ``fast`` (``rows[k]`` is fast[k]'s table row), ``_MANY`` a call."""
         self.half = _HALF_BITS.get(dst.dtype)
         pad = np.empty(0, dst.dtype if self.half is None else self.half)  # fills a short batch's tuple
         self.runs = tuple(
-            (tuple(idx), table, (pad,) * (_MANY - len(idx)))
-            for idx, table in zip((fast[lo : lo + _MANY] for lo in range(0, len(fast), _MANY)), tables)
+            (tuple(fast[lo : lo + _MANY]), np.array([x for row in rows[lo : lo + _MANY] for x in row], np.int64),
+             (pad,) * (_MANY - len(fast[lo : lo + _MANY])))
+            for lo in range(0, len(fast), _MANY)
         )
         # The usual cat: every src in one kernel call, in the caller's order.
-        self.whole = len(self.runs) == 1 and self.runs[0][0] == tuple(range(len(srcs)))
+        self.whole = len(self.runs) == 1 and self.runs[0][0] == tuple(range(n_srcs))
         tiled = any(row[0] == _PATH_CODE["tiled"] for row in rows)
         self.tile = tile_edge(dst.itemsize) if tiled else 0  # 0: the kernel needs no tile buffer
-        self.dst_layouts, self.src_layouts = dst_layouts, src_layouts
 
     def run(self, dst: np.ndarray, srcs: tuple) -> bool:
         """The copies into ``dst`` (of the size and dtype it was built for) from ``srcs``;
@@ -842,8 +891,8 @@ _HALF_BITS = {_F16: np.dtype(np.uint16), _BF16: np.dtype(np.uint16)}
 
 @lru_cache(maxsize=256)
 def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtype, src_lens: tuple, src_dtypes: tuple):
-    """(indices batched, indices copied alone, the batched ones' table rows, the tables of
-    ``_MANY`` rows each kernel call takes), after every check ``copy_into`` makes on each pair."""
+    """(indices batched, indices copied alone, the batched ones' table rows), after every
+    check ``copy_into`` makes on each pair."""
     op = "copy_many_into"
     b = tile_edge(dst_dtype.itemsize)
     batched, solo, rows = [], [], []
@@ -861,8 +910,7 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
             continue
         batched.append(i)
         rows.append(_plan_row(dl, sl, b))
-    tables = [np.concatenate(rows[lo : lo + _MANY]) for lo in range(0, len(rows), _MANY)]
-    return tuple(batched), tuple(solo), tuple(rows), tuple(tables)
+    return tuple(batched), tuple(solo), tuple(rows)
 
 
 # Layouts are immutable and hashable: a loop that copies the same views again
