@@ -331,6 +331,21 @@ def test_copy_many_into_checks_each_call_though_the_layouts_repeat():
         copy_many_into(dst, dls, [long, np.arange(12, dtype=np.float32)[::2]], sls)
 
 
+def test_copy_many_into_tells_the_half_types_apart_on_a_repeat():
+    """f16 and bf16 both travel to the kernel as 16-bit patterns: a program planned for f16
+    srcs must not bit-copy bf16 ones given with the same layouts (they are converted)."""
+    from strided.kernels.copy import copy_many_into
+
+    dst = np.zeros(8, np.float16)
+    dls, sls = [sd.Layout((4,)), sd.Layout((4,), (1,), 4)], [sd.Layout((4,)), sd.Layout((4,))]
+    vals = np.array([1.5, -2.0, 0.25, 3.0])
+    copy_many_into(dst, dls, [vals.astype(np.float16)] * 2, sls)
+    np.testing.assert_array_equal(dst, np.concatenate([vals, vals]).astype(np.float16))
+    dst[:] = 0
+    copy_many_into(dst, dls, [vals.astype(np.float16), vals.astype(ml_dtypes.bfloat16)], sls)
+    np.testing.assert_array_equal(dst, np.concatenate([vals, vals]).astype(np.float16))
+
+
 def test_cat_one_call_covers_every_copy_path():
     from strided.kernels.copy import plan_copy
 
