@@ -49,7 +49,8 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout", "bits_view", "typed_view",
+    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout",
+    "bits_view", "typed_view",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
@@ -664,8 +665,8 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
 
 # Copies batched into one kernel call: their src buffers travel as this many arguments
 # (``_many_s``'s s0..s7; short batches padded with an empty buffer), so numba compiles
-# one kernel per dtype rather than one per input count.  The buffers go as they are: a bit view of each
-# would cost more than a small copy's kernel time.
+# one kernel per dtype rather than one per input count.  The buffers go as they are: a
+# bit view of each would cost more than a small copy's kernel time.
 _MANY = 8
 _PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
 # A copy's row in the table: path code, 9 slots of path integers, the src's reach (the
@@ -837,7 +838,9 @@ class ManyCopy:
                     or soff < 0 or soff + n > len(src)):
                 return None
             if n and (doff < 0 or drow < cols or doff + (rows - 1) * drow + cols > n_dst):
-                raise StridedError(f"{op}: {rows} rows of {cols} from {doff}, {drow} apart, do not fit a dst of {n_dst}")
+                raise StridedError(
+                    f"{op}: {rows} rows of {cols} from {doff}, {drow} apart, do not fit a dst of {n_dst}"
+                )
             rows_.append(_table_row("rows", (doff, drow, soff, cols, rows, cols), soff + n) if n else None)
         self = cls.__new__(cls)
         fast = [i for i, row in enumerate(rows_) if row is not None]
