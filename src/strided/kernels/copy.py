@@ -529,7 +529,7 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
         rows = _dense_rows(dst_layout)
         if rows is not None and rows[2] >= BLOCK_MIN:
             count, drow, cols = rows
-            return CopyPlan("rows", (dst_layout.offset, drow, src_layout.offset, cols, count, cols))
+            return _dense_src_rows(dst_layout.offset, drow, src_layout.offset, count, cols)
     it, p = tile_plan(dst_layout, src_layout)
     dstr, sstr = it.strides
     doff, soff = it.offsets
@@ -544,6 +544,11 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
         soff, tuple(sstr[k] for k in outer), sstr[p], sstr[q],
         tuple(it.shape[k] for k in outer), it.shape[p], it.shape[q],
     ))
+
+
+def _dense_src_rows(doff: int, drow: int, soff: int, rows: int, cols: int) -> CopyPlan:
+    """A dense src from ``soff`` into ``rows`` rows of ``cols`` elements, ``drow`` apart."""
+    return CopyPlan("rows", (doff, drow, soff, cols, rows, cols))
 
 
 def _dense_rows(layout: Layout) -> tuple[int, int, int] | None:
@@ -841,7 +846,8 @@ class ManyCopy:
                 raise StridedError(
                     f"{op}: {rows} rows of {cols} from {doff}, {drow} apart, do not fit a dst of {n_dst}"
                 )
-            rows_.append(_table_row("rows", (doff, drow, soff, cols, rows, cols), soff + n) if n else None)
+            plan = _dense_src_rows(doff, drow, soff, rows, cols)
+            rows_.append(_table_row(plan.path, plan.args, soff + n) if n else None)
         self = cls.__new__(cls)
         fast = [i for i, row in enumerate(rows_) if row is not None]
         self._batch(dst, len(srcs), fast, [rows_[i] for i in fast])
