@@ -8,10 +8,6 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["fuzz"]:  # the fuzzer parses its own options (--minutes, --seed, --cases)
-        from .fuzz import main as fuzz_main
-
-        return fuzz_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m strided", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tour", help="walk the seed experiments live")
@@ -21,7 +17,6 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--plot", metavar="FILE.png", help="draw the ratio chart (needs matplotlib)")
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
-    sub.add_parser("fuzz", help="differential fuzzing against NumPy (--minutes N, --seed S, --cases K)")
     show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
     show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")

@@ -1,22 +1,25 @@
 """The differential fuzzer in CI: random programs of views, math and writes, strided against NumPy.
 
-Hypothesis decides every choice of ``strided.fuzz.generate`` (so it shrinks failures itself), with
-a bounded number of examples; the CI profile is derandomized.  Programs use the fuzzer's "ci"
-profile: all views, every kernel family and writes, on f32 and the half types (which compute in
-f32), so that cold numba compiles stay within about a minute.  ``python -m strided fuzz
---minutes N`` runs the full profile (every dtype and op) for longer.
+Hypothesis decides every choice of ``fuzzer.generate`` (tests/fuzz/fuzzer.py, so it shrinks
+failures itself), with a bounded number of examples; the CI profile is derandomized.  Programs use
+the fuzzer's "ci" profile: all views, every kernel family and writes, on f32 and the half types
+(which compute in f32), so that cold numba compiles stay within about a minute.
+``python tests/fuzz/fuzzer.py --minutes N`` runs the full profile (every dtype and op) for longer.
 
 Failures already recorded as open bugs in test_regressions.py (``OPEN``) are tolerated here;
 anything else fails with the program printed as strided code.
 """
 
+import subprocess
+import sys
 from math import inf, nan
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import fuzzer as fuzz
 import strided as sd
-from strided import fuzz
 from strategies import layouts_of_shape, shapes, view_chains
 from test_regressions import known_open
 
@@ -83,6 +86,15 @@ def test_main_parses_its_options(capsys):
     out = capsys.readouterr().out
     assert "cases 2," in out
     assert rc in (0, 1)
+
+
+def test_the_documented_command_runs_from_the_repository_root():
+    """``python tests/fuzz/fuzzer.py ...`` (the long-run command of the docs) runs as a script."""
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "tests/fuzz/fuzzer.py", "--cases", "2", "--seed", "1", "--profile", "ci"]
+    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+    assert out.returncode in (0, 1), out.stderr
+    assert "cases 2," in out.stdout
 
 
 def test_a_planted_bug_is_caught_and_minimised(monkeypatch):

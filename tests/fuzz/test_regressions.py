@@ -1,4 +1,4 @@
-"""Every failure the differential fuzzer (``strided.fuzz``) has found, as a literal program.
+"""Every failure the differential fuzzer (``tests/fuzz/fuzzer.py``) has found, as a literal program.
 
 Each PROGRAM is what the fuzzer printed (minimised), and ``fuzz.assert_ok`` runs it on strided
 and on NumPy, comparing after every step.  Bugs still open in the library are marked
@@ -13,7 +13,7 @@ from math import inf, nan  # noqa: F401  (the programs are literals the fuzzer p
 
 import pytest
 
-from strided import fuzz
+import fuzzer as fuzz
 
 WRITES = ("copy_", "fill_", "setitem", "iop.add", "iop.sub", "iop.mul")
 
@@ -188,7 +188,7 @@ def test_setitem_of_an_overlapping_row_with_a_leading_one():
 
 
 # ---------------------------------------------------------------------------
-# failures that were the oracle's (fixed in strided/fuzz.py): they must stay fixed
+# failures that were the oracle's (fixed in tests/fuzz/fuzzer.py): they must stay fixed
 
 
 def test_oracle_converts_scalars_in_the_compute_dtype():

@@ -24,9 +24,13 @@ hypothesis does (delete runs of choices, lower each one), so every failure is
 printed as a short literal program, ready to paste into
 ``tests/fuzz/test_regressions.py``.
 
-``run(minutes=, cases=, seed=)`` (and ``main``, behind ``python -m strided
-fuzz``) fuzzes the ``full`` profile: every dtype and op.  The ``ci`` profile
-keeps to f32 and the half types so that a test run compiles few kernels.
+``run(minutes=, cases=, seed=)`` fuzzes the ``full`` profile: every dtype and
+op.  The ``ci`` profile keeps to f32 and the half types so that a test run
+compiles few kernels.  A test tool, not part of the package: the tests import
+it from this folder, and long runs start it as a script from the repository
+root::
+
+    python tests/fuzz/fuzzer.py --minutes 30 --seed 1     # or --cases N, --profile ci
 
 Where strided deliberately differs from NumPy the oracle follows strided's
 documented rule; each such rule is marked "contract:" below.
@@ -1782,7 +1786,7 @@ def run(minutes=None, cases=None, seed: int = 0, *, max_steps: int = 6, out=None
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m strided fuzz", description="differential fuzzing against NumPy")
+    p = argparse.ArgumentParser(prog="python tests/fuzz/fuzzer.py", description="differential fuzzing against NumPy")
     p.add_argument("--minutes", type=float, default=None, help="run for this long")
     p.add_argument("--cases", type=int, default=None, help="run this many cases (default 100 without --minutes)")
     p.add_argument("--seed", type=int, default=0)
