@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import cute
 from .errors import ShapeError
-from .layout.layout import _int_tuple
+from .layout.layout import as_int_tuple
 from .tensor import Tensor
 
 
@@ -21,7 +21,7 @@ def cute_layout(t: Tensor) -> "cute.Layout":
 
 
 def _tiler(t: Tensor, tile_shape) -> tuple:
-    tile_shape = _int_tuple("tile", "tile shape", tile_shape)
+    tile_shape = as_int_tuple("tile", "tile shape", tile_shape)
     if len(tile_shape) != t.ndim:
         raise ShapeError(f"tile: expected one tile size per dim of shape {t.shape}, got {tile_shape}")
     for n, b in zip(t.shape, tile_shape):
@@ -43,7 +43,7 @@ def tiles(t: Tensor, tile_shape) -> Tensor:
 def local_tile(t: Tensor, tile_shape, coord) -> Tensor:
     """Tile number ``coord`` of ``t`` (CuTe's ``local_tile``): a view of shape ``tile_shape``."""
     divided = cute.zipped_divide(cute_layout(t), _tiler(t, tile_shape))
-    coord = _int_tuple("local_tile", "tile coordinate", coord)
+    coord = as_int_tuple("local_tile", "tile coordinate", coord)
     rest = divided[1]
     if len(coord) != t.ndim or any(not 0 <= c < n for c, n in zip(coord, cute.flatten(rest.shape))):
         raise ShapeError(f"local_tile: tile coordinate {coord} is outside the tile grid {cute.flatten(rest.shape)}")

@@ -91,18 +91,8 @@ def span(layout: Layout) -> tuple[int, int]:
 
     ``highest + 1 - lowest`` is ``Layout.cosize``: the buffer length the view
     needs, which is what must be allocated (seed 003: 12 elements of shape
-    (4, 3) strides (20, 2) span 67 offsets)."""
-    _check_layout("span", layout)
-    if layout.numel == 0:
-        return layout.offset, layout.offset
-    lo = hi = layout.offset
-    for n, s in zip(layout.shape, layout.stride):
-        reach = (n - 1) * s
-        if reach < 0:
-            lo += reach
-        else:
-            hi += reach
-    return lo, hi + 1
+    (4, 3) strides (20, 2) span 67 offsets).  ``Layout.span()`` computes it."""
+    return _check_layout("span", layout).span()
 
 
 _INT64_MAX = 2**63 - 1
@@ -118,7 +108,7 @@ def validate(layout: Layout, buffer_len: int) -> Layout:
     except TypeError:
         raise ShapeError(f"validate: expected an integer buffer length, got {buffer_len!r}") from None
     if layout.numel:
-        lo, hi = span(layout)
+        lo, hi = layout.span()
         if lo < 0 or hi > buffer_len:
             raise LayoutBoundsError(
                 f"validate: layout out of bounds: shape {layout.shape}, stride {layout.stride}, "

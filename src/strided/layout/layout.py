@@ -2,6 +2,12 @@
 
 Pure integer arithmetic, no data and no numpy.  Every view of a tensor is a new
 Layout over the same buffer; nothing in this module ever touches memory.
+
+This module imports nothing else of ``strided.layout``: the methods that walk or
+analyse a layout are installed on ``Layout`` by ``strided.layout`` (its
+``__init__``, which every import of this module runs first): ``strided_index``
+and ``strided_blocks`` from ``iterate``; ``validate``, ``is_non_overlapping``,
+``classify``, ``supports_reduce_fast_path`` and ``decompose`` from ``analysis``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ def _as_int(op: str, what: str, value) -> int:
         raise ShapeError(f"{op}: expected an integer {what}, got {value!r}") from None
 
 
-def _int_tuple(op: str, what: str, values) -> tuple[int, ...]:
+def as_int_tuple(op: str, what: str, values) -> tuple[int, ...]:
+    """``values`` (one integer or a sequence of them) as an exact tuple of ints; ShapeError
+    naming ``op`` and ``what`` otherwise."""
     if type(values) is tuple and all(type(v) is int for v in values):
         return values  # the common case, on every view: already exact
     if isinstance(values, int) or hasattr(values, "__index__"):
@@ -64,7 +72,7 @@ def column_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def infer_shape(op: str, shape, numel: int) -> tuple[int, ...]:
     """Resolve one -1 in ``shape`` so that it holds ``numel`` elements."""
-    shape = _int_tuple(op, "shape", shape)
+    shape = as_int_tuple(op, "shape", shape)
     holes = [i for i, n in enumerate(shape) if n == -1]
     if len(holes) > 1 or any(n < -1 for n in shape):
         raise ShapeError(f"{op}: invalid shape {shape} (sizes must be >= 0, at most one -1)")
@@ -107,10 +115,10 @@ class Layout:
     __slots__ = ("shape", "stride", "offset", "_hash")
 
     def __init__(self, shape, stride=None, offset: int = 0):
-        shape = _int_tuple("Layout", "shape", shape)
+        shape = as_int_tuple("Layout", "shape", shape)
         if any(n < 0 for n in shape):
             raise ShapeError(f"Layout: sizes must be >= 0, got shape {shape}")
-        stride = contiguous_strides(shape) if stride is None else _int_tuple("Layout", "stride", stride)
+        stride = contiguous_strides(shape) if stride is None else as_int_tuple("Layout", "stride", stride)
         if len(stride) != len(shape):
             raise ShapeError(
                 f"Layout: shape {shape} and stride {stride} must have the same length"
@@ -160,14 +168,14 @@ class Layout:
 
     @classmethod
     def contiguous(cls, shape, offset: int = 0) -> "Layout":
-        shape = _int_tuple("Layout.contiguous", "shape", shape)
+        shape = as_int_tuple("Layout.contiguous", "shape", shape)
         if offset == 0 and cls is Layout:
-            return _contiguous(shape)
+            return contiguous_layout(shape)
         return cls(shape, contiguous_strides(shape), offset)
 
     @classmethod
     def column_major(cls, shape, offset: int = 0) -> "Layout":
-        shape = _int_tuple("Layout.column_major", "shape", shape)
+        shape = as_int_tuple("Layout.column_major", "shape", shape)
         return cls(shape, column_major_strides(shape), offset)
 
     # -- metadata ---------------------------------------------------------
@@ -210,7 +218,7 @@ class Layout:
 
     # -- addressing -------------------------------------------------------
     def offset_of(self, index) -> int:
-        index = _int_tuple("offset_of", "index", index)
+        index = as_int_tuple("offset_of", "index", index)
         if len(index) != self.ndim:
             raise StridedIndexError(
                 f"offset_of: expected an index of length {self.ndim} for shape {self.shape}, got {index}"
@@ -295,7 +303,7 @@ class Layout:
         return self._permuted(perm)
 
     def permute(self, dims) -> "Layout":
-        dims = _int_tuple("permute", "dims", dims)
+        dims = as_int_tuple("permute", "dims", dims)
         nd = len(self.shape)
         norm = [d % nd if nd and -nd <= d < nd else None for d in dims]
         if len(dims) != nd or None in norm or sorted(norm) != list(range(nd)):
@@ -311,7 +319,7 @@ class Layout:
 
     def broadcast_as(self, shape) -> "Layout":
         """New leading dims and stretched size-1 dims read the same elements (stride 0)."""
-        target = _int_tuple("broadcast_as", "shape", shape)
+        target = as_int_tuple("broadcast_as", "shape", shape)
         if target == self.shape:
             return self  # immutable: the same view
         lead = len(target) - self.ndim
@@ -399,46 +407,37 @@ class Layout:
             return None
         return Layout(new, new_stride, self.offset)
 
-    # -- iteration and analysis live in their own modules -----------------
-    def strided_index(self):
-        from .iterate import StridedIndex
-
-        return StridedIndex(self.shape, self.stride, self.offset)
-
-    def strided_blocks(self):
-        from .iterate import strided_blocks
-
-        return strided_blocks(self)
-
+    # -- extent (the other walks and analyses: see the module docstring) --
     def span(self) -> tuple[int, int]:
-        return _analysis.span(self)
+        """``(lowest, highest + 1)`` buffer offsets the layout reaches; ``(offset, offset)`` when empty.
+
+        ``highest + 1 - lowest`` is ``cosize``: the buffer length the view needs, which is
+        what must be allocated (seed 003: 12 elements of shape (4, 3) strides (20, 2) span
+        67 offsets)."""
+        if 0 in self.shape:
+            return self.offset, self.offset
+        lo = hi = self.offset
+        for n, s in zip(self.shape, self.stride):
+            reach = (n - 1) * s
+            if reach < 0:
+                lo += reach
+            else:
+                hi += reach
+        return lo, hi + 1
 
     @property
     def cosize(self) -> int:
         lo, hi = self.span()
         return hi - lo
 
-    def validate(self, buffer_len: int) -> "Layout":
-        return _analysis.validate(self, buffer_len)
-
-    def is_non_overlapping(self) -> bool:
-        return _analysis.is_non_overlapping(self)
-
-    def classify(self):
-        return _analysis.classify(self)
-
-    def supports_reduce_fast_path(self) -> bool:
-        return _analysis.supports_reduce_fast_path(self)
-
-    def decompose(self):
-        return _analysis.decompose(self)
-
 
 @lru_cache(maxsize=1024)
-def _contiguous(shape: tuple[int, ...]) -> Layout:
+def contiguous_layout(shape: tuple[int, ...]) -> Layout:
+    """The row-major layout of ``shape`` at offset 0, one shared object per shape."""
     # Every fresh output asks for one; layouts are immutable, so one per shape serves all.
     return Layout(shape, contiguous_strides(shape), 0)
 
 
-# Imported last: analysis builds on Layout, and methods above call it on every validation.
-from . import analysis as _analysis  # noqa: E402
+# The old private names, kept while tensor.py and linalg.py still import them.
+_contiguous = contiguous_layout  # alias, to be removed once importers move
+_int_tuple = as_int_tuple  # alias, to be removed once importers move
