@@ -22,7 +22,7 @@ from html import escape
 
 from .cute.int_tuple import Static, format_int_tuple, is_tuple
 from .cute.layout import Layout as CuteLayout
-from .cute.layout import _grid_text
+from .cute.layout import grid_text
 from .errors import LayoutBoundsError, ShapeError, StridedError
 
 __all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "png"]
@@ -203,7 +203,7 @@ def ascii_grid(layout) -> str:
     title, rows, cols, value = _grid(layout)
     _check_cells(title, rows * cols, "cells")
     top = max((value(m, n) for m in range(rows) for n in range(cols)), default=0)
-    return _grid_text(title, rows, cols, value, max(top, 0) + 1)
+    return grid_text(title, rows, cols, value, max(top, 0) + 1)
 
 
 def _colour(offset: int) -> str:

@@ -22,16 +22,16 @@ from __future__ import annotations
 from ..errors import ShapeError, StridedError
 from .int_tuple import (
     Static,
-    _leaves,
-    _normalize,
-    _one_like,
-    _zero_like,
     ceil_div,
     format_int_tuple,
     is_int,
     is_tuple,
+    leaves,
+    normalize_int_tuple,
+    one_like,
     product,
     unflatten,
+    zero_like,
 )
 from .layout import Layout
 
@@ -91,7 +91,7 @@ def _as_layout(x, what: str = "layout") -> Layout:
     if isinstance(x, Layout):
         return x
     if is_int(x) or is_tuple(x):
-        return Layout(_normalize(x, what))
+        return Layout(normalize_int_tuple(x, what))
     raise ShapeError(f"expected a cute Layout (or a shape) as the {what}, got {x!r}")
 
 
@@ -148,7 +148,7 @@ def _coalesce_flat(shapes, strides, ref) -> Layout:
             out_s.append(s)
             out_d.append(d)
     if not out_s:
-        return Layout(_one_like(ref), _zero_like(ref))
+        return Layout(one_like(ref), zero_like(ref))
     if len(out_s) == 1:
         return Layout(out_s[0], out_d[0])
     return Layout(tuple(out_s), tuple(out_d))
@@ -158,7 +158,7 @@ def _coalesce(layout, profile=None) -> Layout:
     layout = _as_layout(layout)
     if is_tuple(profile):
         return _by_mode(layout, profile, _coalesce, keep_rest=True)
-    return _coalesce_flat(_leaves(layout.shape), _leaves(layout.stride), layout.shape)
+    return _coalesce_flat(leaves(layout.shape), leaves(layout.stride), layout.shape)
 
 
 def coalesce(layout, profile=None) -> Layout:
@@ -178,10 +178,10 @@ def _filter(layout, profile=None) -> Layout:
     if is_tuple(profile):
         return _by_mode(layout, profile, _filter, keep_rest=True)
     shapes = [
-        _one_like(s, d) if d == 0 else s
-        for s, d in zip(_leaves(layout.shape), _leaves(layout.stride))
+        one_like(s, d) if d == 0 else s
+        for s, d in zip(leaves(layout.shape), leaves(layout.stride))
     ]
-    return _coalesce_flat(shapes, _leaves(layout.stride), layout.shape)
+    return _coalesce_flat(shapes, leaves(layout.stride), layout.shape)
 
 
 def filter(layout, profile=None) -> Layout:  # noqa: A001 - CuTe's name
@@ -204,9 +204,9 @@ def _lhs_digits(a: Layout):
     offset unchanged), but the last flat mode keeps its stride even when its
     extent is 1, because that is where ``a`` continues past its size.
     """
-    shapes, strides = _leaves(a.shape), _leaves(a.stride)
+    shapes, strides = leaves(a.shape), leaves(a.stride)
     if not shapes:  # the rank-0 layout ():() is the constant 0
-        return [], [_zero_like(a.stride)]
+        return [], [zero_like(a.stride)]
     last_d = strides[-1]
     out = []
     for s, d in zip(shapes[:-1], strides[:-1]):
@@ -306,7 +306,7 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     radix, dstride = _lhs_digits(a)
     usage = [[] for _ in radix]
     shapes, strides = [], []
-    for s, e in zip(_leaves(b.shape), _leaves(b.stride)):
+    for s, e in zip(leaves(b.shape), leaves(b.stride)):
         rs, rd = _compose_leaf(radix, dstride, s, e, usage)
         shapes.append(rs)
         strides.append(rd)
@@ -333,7 +333,7 @@ def _composition(a, b) -> Layout:
         return _by_mode(a, b, _composition, keep_rest=False)
     if is_int(b):
         # C++ composes with n:_1 here, not with make_layout(n) (which is _1:_0 for n = _1).
-        return _compose_layouts(a, Layout(b, _one_like(b)))
+        return _compose_layouts(a, Layout(b, one_like(b)))
     return _compose_layouts(a, _as_tiler_layout(b))
 
 
@@ -366,8 +366,8 @@ def composition(a, b) -> Layout:
 
 
 def _check_cotarget(cotarget):
-    cotarget = _normalize(cotarget, "complement cotarget")
-    for x in _leaves(cotarget):
+    cotarget = normalize_int_tuple(cotarget, "complement cotarget")
+    for x in leaves(cotarget):
         if x < 1:
             raise ShapeError(f"the cotarget {format_int_tuple(cotarget)} must be positive")
     return cotarget
@@ -380,11 +380,11 @@ def _complement(layout, cotarget=_MISSING) -> Layout:
     # value (C++ sorts signed strides and goes wrong there).
     modes = [
         (abs(d), s)
-        for s, d in zip(_leaves(layout.shape), _leaves(layout.stride))
+        for s, d in zip(leaves(layout.shape), leaves(layout.stride))
         if s != 1 and d != 0
     ]
     modes.sort(key=lambda m: m[0])  # stable: ties keep mode order, like C++ find(min)
-    one = _one_like(layout.shape, layout.stride)
+    one = one_like(layout.shape, layout.stride)
     if cotarget is _MISSING:
         cotarget = one
         for d, s in modes:
@@ -445,9 +445,9 @@ def _prefix(shapes, one):
 def _right_inverse(layout) -> Layout:
     layout = _as_layout(layout)
     flat = _coalesce(layout)
-    shapes, strides = _leaves(flat.shape), _leaves(flat.stride)
-    one = _one_like(layout.shape, layout.stride)
-    zero = _zero_like(layout.shape, layout.stride)
+    shapes, strides = leaves(flat.shape), leaves(flat.stride)
+    one = one_like(layout.shape, layout.stride)
+    zero = zero_like(layout.shape, layout.stride)
     pre = _prefix(shapes, one)
     # Follow the chain of strides 1, s*d, ... through the positive strides:
     # those modes alone reach the offsets 0, 1, 2, ... in order.  (C++ also
@@ -475,7 +475,7 @@ def right_inverse(layout) -> Layout:
 def _left_inverse(layout) -> Layout:
     layout = _as_layout(layout)
     flat = _coalesce(layout)
-    shapes, strides = _leaves(flat.shape), _leaves(flat.stride)
+    shapes, strides = leaves(flat.shape), leaves(flat.stride)
     for s, d in zip(shapes, strides):
         if s > 1 and d < 0:
             raise ShapeError(
@@ -484,8 +484,8 @@ def _left_inverse(layout) -> Layout:
             )
         if s > 1 and d == 0:
             raise ShapeError(f"the layout is not injective: its mode {s}:{d} has stride 0")
-    one = _one_like(layout.shape, layout.stride)
-    zero = _zero_like(layout.shape, layout.stride)
+    one = one_like(layout.shape, layout.stride)
+    zero = zero_like(layout.shape, layout.stride)
     pre = _prefix(shapes, one)
     order = sorted(range(len(shapes)), key=lambda i: strides[i])
     # Result (C++ form): mode k has stride = the domain stride of the k-th
@@ -626,7 +626,7 @@ def _logical_product(block, tiler) -> Layout:
         return _by_mode(block, tiler, _logical_product, keep_rest=True)
     # An int tiler n is the layout n:1 (pycute divides instead: a bug).
     b = _as_tiler_layout(tiler)
-    for s, d in zip(_leaves(b.shape), _leaves(b.stride)):
+    for s, d in zip(leaves(b.shape), leaves(b.stride)):
         if s > 1 and d < 0:
             raise ShapeError(
                 f"the tiler {b} has a negative stride; the product places copies of the block "
@@ -681,8 +681,8 @@ def _append_to_rank(layout: Layout, r: int) -> Layout:
     """Pad with ``1:0`` modes up to rank r (C++ ``append<R>(layout)``)."""
     if layout.rank >= r:
         return layout
-    one = _one_like(layout.shape, layout.stride)
-    zero = _zero_like(layout.shape, layout.stride)
+    one = one_like(layout.shape, layout.stride)
+    zero = zero_like(layout.shape, layout.stride)
     pad = Layout(one, zero)
     return _concat(list(layout) + [pad] * (r - layout.rank))
 

@@ -54,6 +54,10 @@ __all__ = [
     "slice_",
     "dice",
     "format_int_tuple",
+    "normalize_int_tuple",
+    "one_like",
+    "zero_like",
+    "leaves",
 ]
 
 
@@ -136,38 +140,28 @@ def is_tuple(x) -> bool:
     return isinstance(x, tuple)
 
 
-def _is_layout(x) -> bool:
-    from .layout import Layout  # layout.py builds on this module
-
-    return isinstance(x, Layout)
-
-
 def static(x):
-    """Mark every integer of an IntTuple (or a cute Layout) as static."""
-    if _is_layout(x):
-        return type(x)(static(x.shape), static(x.stride))
+    """Mark every integer of an IntTuple as static (``strided.cute.static`` also takes a Layout)."""
     if is_tuple(x):
         return tuple(static(e) for e in x)
     if is_int(x):
         return x if isinstance(x, Static) else Static(x)
-    raise ShapeError(f"static: expected an int, a tuple of ints or a Layout, got {x!r}")
+    raise ShapeError(f"static: expected an int or a tuple of ints, got {x!r}")
 
 
 def dynamic(x):
-    """Strip the static marker from every integer of an IntTuple (or Layout)."""
-    if _is_layout(x):
-        return type(x)(dynamic(x.shape), dynamic(x.stride))
+    """Strip the static marker from every integer of an IntTuple (``strided.cute.dynamic`` also
+    takes a Layout)."""
     if is_tuple(x):
         return tuple(dynamic(e) for e in x)
     if is_int(x):
         return int(x)
-    raise ShapeError(f"dynamic: expected an int, a tuple of ints or a Layout, got {x!r}")
+    raise ShapeError(f"dynamic: expected an int or a tuple of ints, got {x!r}")
 
 
 def is_static(x) -> bool:
-    """True when every integer of an IntTuple (or of a Layout) is static."""
-    if _is_layout(x):
-        return is_static(x.shape) and is_static(x.stride)
+    """True when every integer of an IntTuple is static (``strided.cute.is_static`` also takes a
+    Layout)."""
     if is_tuple(x):
         return all(is_static(e) for e in x)
     return isinstance(x, Static)
@@ -183,7 +177,7 @@ def _any_static(*xs) -> bool:
     return False
 
 
-def _one_like(*xs):
+def one_like(*xs):
     """The neutral 1 of a computation on ``xs``: static when any input is.
 
     C++ CuTe seeds its folds with ``Int<1>{}``; we do the same as soon as the
@@ -193,7 +187,7 @@ def _one_like(*xs):
     return Static(1) if _any_static(*xs) else 1
 
 
-def _zero_like(*xs):
+def zero_like(*xs):
     return Static(0) if _any_static(*xs) else 0
 
 
@@ -202,10 +196,10 @@ def _zero_like(*xs):
 # ---------------------------------------------------------------------------
 
 
-def _normalize(x, what: str):
+def normalize_int_tuple(x, what: str):
     """Turn lists into tuples and check that every leaf is an int."""
     if isinstance(x, (tuple, list)):
-        return tuple(_normalize(e, what) for e in x)
+        return tuple(normalize_int_tuple(e, what) for e in x)
     if is_int(x):
         return x
     raise ShapeError(f"{what}: expected an int or a (nested) tuple of ints, got {x!r}")
@@ -240,12 +234,8 @@ def depth(t) -> int:
 def flatten(t):
     """The leaves of an IntTuple as a flat tuple (an int stays an int).
 
-    Given a cute Layout, returns the cute Layout with flattened shape and
-    stride (C++ ``flatten(layout)``); the *method* ``Layout.flatten()`` is the
-    bridge to a flat ``strided.Layout`` instead.
+    ``strided.cute.flatten`` (cute/layout.py) also takes a cute Layout.
     """
-    if _is_layout(t):
-        return type(t)(flatten(t.shape), flatten(t.stride))
     if is_tuple(t):
         out = []
         for e in t:
@@ -258,7 +248,7 @@ def flatten(t):
     return t
 
 
-def _leaves(t) -> list:
+def leaves(t) -> list:
     """Leaves as a list (an int is one leaf)."""
     f = flatten(t)
     return list(f) if is_tuple(f) else [f]
@@ -312,9 +302,7 @@ def product(t):
 
 
 def size(x):
-    """Number of elements of a shape or of a Layout's domain."""
-    if _is_layout(x):
-        return product(x.shape)
+    """Number of elements of a shape (``strided.cute.size`` also takes a Layout)."""
     return product(x)
 
 
@@ -343,7 +331,7 @@ def prefix_product(a, init=None):
     (CuTe ``LayoutLeft``) strides of shape ``a``.
     """
     if init is None:
-        init = _one_like(a)
+        init = one_like(a)
     if is_tuple(a):
         out = []
         for e in a:
@@ -461,7 +449,7 @@ def crd2idx(crd, shape, stride=None):
     if stride is None:
         stride = prefix_product(shape)
     if crd is None:
-        return _zero_like(stride)
+        return zero_like(stride)
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
             raise ShapeError(
@@ -471,7 +459,7 @@ def crd2idx(crd, shape, stride=None):
             raise ShapeError(
                 f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
             )
-        result = _zero_like(stride)
+        result = zero_like(stride)
         for c, s, d in zip(crd, shape, stride):
             result = result + crd2idx(c, s, d)
         return result
@@ -481,8 +469,8 @@ def crd2idx(crd, shape, stride=None):
                 f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
             )
         if len(shape) == 0:
-            return _zero_like(stride)
-        result = _zero_like(stride)
+            return zero_like(stride)
+        result = zero_like(stride)
         for s, d in zip(shape[:-1], stride[:-1]):
             n = product(s)
             result = result + crd2idx(crd % n, s, d)

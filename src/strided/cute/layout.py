@@ -13,6 +13,11 @@ a coordinate is the inner product of the natural coordinate with ``stride``.
 
 Layouts are immutable and compare by value (the static marker of an integer
 changes its printing, not the function, so ``Layout(static(4)) == Layout(4)``).
+
+int_tuple.py, below this module, knows nothing of layouts: the functions of
+``strided.cute`` that take an IntTuple or a Layout (``size``, ``rank``,
+``depth``, ``flatten``, ``static``, ``dynamic``, ``is_static``) are defined
+here and hand IntTuples on to int_tuple.py.
 """
 
 from __future__ import annotations
@@ -20,22 +25,21 @@ from __future__ import annotations
 import sys
 
 from ..errors import ShapeError, StridedIndexError
+from . import int_tuple
 from .int_tuple import (
     Static,
-    _normalize,
-    _one_like,
     congruent,
     crd2idx,
     format_int_tuple,
     has_none,
     is_int,
     is_tuple,
+    leaves,
+    normalize_int_tuple,
+    one_like,
     product,
     slice_,
 )
-from .int_tuple import depth as _depth
-from .int_tuple import flatten as _flatten
-from .int_tuple import rank as _rank
 
 __all__ = [
     "Layout",
@@ -46,9 +50,14 @@ __all__ = [
     "depth",
     "shape",
     "stride",
+    "flatten",
+    "static",
+    "dynamic",
+    "is_static",
     "slice_and_offset",
     "format_layout",
     "print_layout",
+    "grid_text",
 ]
 
 
@@ -88,12 +97,12 @@ class Layout:
     __slots__ = ("_shape", "_stride", "_hash")
 
     def __init__(self, shape, stride=None):
-        shape = _normalize(shape, "Layout shape")
+        shape = normalize_int_tuple(shape, "Layout shape")
         _check_shape(shape, f"Layout({format_int_tuple(shape)})")
         if stride is None:
-            stride = _compact_left(shape, _one_like(shape))
+            stride = _compact_left(shape, one_like(shape))
         else:
-            stride = _normalize(stride, "Layout stride")
+            stride = normalize_int_tuple(stride, "Layout stride")
             if not congruent(shape, stride):
                 raise ShapeError(
                     f"Layout: shape {format_int_tuple(shape)} and stride "
@@ -135,18 +144,18 @@ class Layout:
         formula and pycute's would go negative there).
         """
         top = 0
-        for s, d in zip(_leaves(self._shape), _leaves(self._stride)):
+        for s, d in zip(leaves(self._shape), leaves(self._stride)):
             if d > 0:
                 top += (s - 1) * d
         return top + 1
 
     @property
     def rank(self) -> int:
-        return _rank(self._shape)
+        return int_tuple.rank(self._shape)
 
     @property
     def depth(self) -> int:
-        return _depth(self._shape)
+        return int_tuple.depth(self._shape)
 
     # -- modes ----------------------------------------------------------------
 
@@ -219,8 +228,8 @@ class Layout:
         """
         from strided.layout.layout import Layout as FlatLayout  # lazy: optional layer
 
-        shape = _flatten(self._shape)
-        stride = _flatten(self._stride)
+        shape = int_tuple.flatten(self._shape)
+        stride = int_tuple.flatten(self._stride)
         if not is_tuple(shape):
             shape, stride = (shape,), (stride,)
         return FlatLayout(tuple(int(s) for s in shape), tuple(int(d) for d in stride), 0)
@@ -244,11 +253,6 @@ class Layout:
 
     def __repr__(self):
         return f"Layout({self._shape!r}, {self._stride!r})"
-
-
-def _leaves(t) -> list:
-    f = _flatten(t)
-    return list(f) if is_tuple(f) else [f]
 
 
 def _check_coord(crd, shape, layout):
@@ -300,7 +304,7 @@ def size(x):
     """Size of a Layout's domain or of a shape."""
     if isinstance(x, Layout):
         return x.size
-    return product(_normalize(x, "size"))
+    return product(normalize_int_tuple(x, "size"))
 
 
 def cosize(x):
@@ -312,16 +316,56 @@ def cosize(x):
 
 def rank(x):
     """Number of top-level modes of a Layout or an IntTuple."""
-    return x.rank if isinstance(x, Layout) else _rank(x)
+    return x.rank if isinstance(x, Layout) else int_tuple.rank(x)
 
 
 def depth(x):
     """Nesting depth of a Layout's shape or of an IntTuple."""
-    return x.depth if isinstance(x, Layout) else _depth(x)
+    return x.depth if isinstance(x, Layout) else int_tuple.depth(x)
 
 
 def shape(x):
     return x.shape if isinstance(x, Layout) else x
+
+
+def flatten(x):
+    """The leaves of an IntTuple as a flat tuple (an int stays an int).
+
+    Given a cute Layout, returns the cute Layout with flattened shape and
+    stride (C++ ``flatten(layout)``); the *method* ``Layout.flatten()`` is the
+    bridge to a flat ``strided.Layout`` instead.
+    """
+    if isinstance(x, Layout):
+        return type(x)(int_tuple.flatten(x.shape), int_tuple.flatten(x.stride))
+    return int_tuple.flatten(x)
+
+
+def _check_int_tuple_or_layout(op: str, x) -> None:
+    if not (isinstance(x, Layout) or is_tuple(x) or is_int(x)):
+        raise ShapeError(f"{op}: expected an int, a tuple of ints or a Layout, got {x!r}")
+
+
+def static(x):
+    """Mark every integer of an IntTuple (or a cute Layout) as static."""
+    _check_int_tuple_or_layout("static", x)
+    if isinstance(x, Layout):
+        return type(x)(int_tuple.static(x.shape), int_tuple.static(x.stride))
+    return int_tuple.static(x)
+
+
+def dynamic(x):
+    """Strip the static marker from every integer of an IntTuple (or Layout)."""
+    _check_int_tuple_or_layout("dynamic", x)
+    if isinstance(x, Layout):
+        return type(x)(int_tuple.dynamic(x.shape), int_tuple.dynamic(x.stride))
+    return int_tuple.dynamic(x)
+
+
+def is_static(x) -> bool:
+    """True when every integer of an IntTuple (or of a Layout) is static."""
+    if isinstance(x, Layout):
+        return int_tuple.is_static(x.shape) and int_tuple.is_static(x.stride)
+    return int_tuple.is_static(x)
 
 
 def stride(x):
@@ -350,7 +394,7 @@ def slice_and_offset(crd, layout: Layout):
 # ---------------------------------------------------------------------------
 
 
-def _grid_text(title: str, rows: int, cols: int, value, width_hint: int) -> str:
+def grid_text(title: str, rows: int, cols: int, value, width_hint: int) -> str:
     """The grid C++ ``print_layout`` draws, with ``value(m, n)`` in each cell.
 
     Cell width is ``digits(width_hint) + 2`` as in CuTe; it only grows when a
@@ -380,10 +424,10 @@ def format_layout(layout: Layout) -> str:
         raise ShapeError(f"print_layout: expected a cute Layout, got {layout!r}")
     if layout.rank == 2:
         rows, cols = product(layout.shape[0]), product(layout.shape[1])
-        return _grid_text(str(layout), rows, cols, lambda m, n: layout(m, n), layout.cosize)
+        return grid_text(str(layout), rows, cols, lambda m, n: layout(m, n), layout.cosize)
     if layout.rank == 1:
         cols = layout.size
-        return _grid_text(str(layout), 1, cols, lambda m, n: layout(n), layout.cosize)
+        return grid_text(str(layout), 1, cols, lambda m, n: layout(n), layout.cosize)
     raise ShapeError(f"print_layout: layout {layout} has rank {layout.rank}; only rank 1 and 2 are drawn")
 
 
