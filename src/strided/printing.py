@@ -32,7 +32,7 @@ from .errors import StridedError
 
 __all__ = [
     "format_tensor", "format_values", "set_printoptions", "get_printoptions", "printoptions", "describe",
-    "format_blocks",
+    "format_blocks", "format_list",
 ]
 
 
@@ -247,7 +247,8 @@ def format_tensor(t) -> str:
 # layouts
 
 
-def _list(t) -> str:
+def format_list(t) -> str:
+    """Integers the way the seeds print them: ``[1, 2, 3]``."""
     return "[" + ", ".join(map(str, t)) + "]"
 
 
@@ -268,7 +269,7 @@ def format_blocks(blocks) -> str:
         starts.append(s)
         if len(starts) == 6:
             break
-    return f"MultipleBlocks {{ block_len: {blocks.block_len}, first starts: {_list(starts)} }}"
+    return f"MultipleBlocks {{ block_len: {blocks.block_len}, first starts: {format_list(starts)} }}"
 
 
 def _yes(flag) -> str:

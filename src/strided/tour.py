@@ -7,12 +7,12 @@ one-line note on what to look at.
 from __future__ import annotations
 
 from .layout import Layout
-from .printing import _list, format_blocks
+from .printing import format_blocks, format_list
 
 
 def format_layout_row(name: str, lay: Layout) -> str:
     return (
-        f"{name:>30}: dims={_list(lay.shape)} stride={_list(lay.stride)} off={lay.offset} "
+        f"{name:>30}: dims={format_list(lay.shape)} stride={format_list(lay.stride)} off={lay.offset} "
         f"contiguous={str(lay.is_contiguous()).lower()} -> {format_blocks(lay.strided_blocks())}"
     )
 
@@ -47,11 +47,11 @@ def tour_layouts() -> None:
 
     section("seed 000: the strided_index odometer", "row-major logical order, positions kept incrementally.")
     x = Layout.contiguous((2, 3, 4))
-    print(f"strided_index of x.transpose(1,2): {_list(x.transpose(1, 2).strided_index())}")
+    print(f"strided_index of x.transpose(1,2): {format_list(x.transpose(1, 2).strided_index())}")
 
     section("seed 000: the (4,1).t() puzzle", "size-1 dims never affect addressing, so contiguity ignores them.")
     odd = Layout.contiguous((4, 1)).transpose(0, 1)
-    print(f"(4,1).t(): dims={_list(odd.shape)} stride={_list(odd.stride)} contiguous={str(odd.is_contiguous()).lower()}")
+    print(f"(4,1).t(): dims={format_list(odd.shape)} stride={format_list(odd.stride)} contiguous={str(odd.is_contiguous()).lower()}")
 
 
 def tour_rank_limit() -> None:
@@ -133,7 +133,7 @@ def tour_views_and_copies() -> None:
     ]
     for name, t in rows:
         print(
-            f"{name:<26} dims {_list(t.shape):<10} stride {_list(t.stride):<10} offset {t.offset} "
+            f"{name:<26} dims {format_list(t.shape):<10} stride {format_list(t.stride):<10} offset {t.offset} "
             f"contiguous {str(t.is_contiguous()).lower():<5} same buffer {str(sd.same_buffer(t, a)).lower()}"
         )
 
