@@ -438,6 +438,6 @@ def contiguous_layout(shape: tuple[int, ...]) -> Layout:
     return Layout(shape, contiguous_strides(shape), 0)
 
 
-# The old private names, kept while tensor.py and linalg.py still import them.
+# The old private names, kept while modules outside layout/ (tensor, creation, linalg) still import them.
 _contiguous = contiguous_layout  # alias, to be removed once importers move
 _int_tuple = as_int_tuple  # alias, to be removed once importers move
