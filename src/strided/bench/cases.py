@@ -211,7 +211,8 @@ def graph_cases(quick: bool = False) -> list[Case]:
 
 def matmul_cases(quick: bool = False) -> list[Case]:
     """Seed 000's matmul layouts: plain, transposed, transposed-then-copied, narrowed rhs,
-    the permuted batch, and the naive triple loop the seed uses as a baseline."""
+    the permuted batch (one operand permuted, and both), and the naive triple loop the seed
+    uses as a baseline."""
     import strided as sd
 
     torch = torch_or_none()
@@ -280,4 +281,21 @@ def matmul_cases(quick: bool = False) -> list[Case]:
             return fns
 
         add("permuted batch x.permute(1,0,2,3) @ y", f"{b1}x{b2}x{m}x{k}", 2.0 * b1 * b2 * m * k * n, batch)
+
+    # Both operands seen through the permute (attention's head/batch swap): each matrix is
+    # still dense, but the two batch dims no longer merge into one batch stride, so a library
+    # must loop over one of them or copy first.
+    def both_permuted(b1=16, b2=8, m=128, k=64, n=96):
+        rng = np.random.default_rng(6)
+        x_np = rng.uniform(-1, 1, (b1, b2, m, k)).astype(np.float32)
+        y_np = rng.uniform(-1, 1, (b1, b2, k, n)).astype(np.float32)
+        x, y = sd.from_numpy(x_np), sd.from_numpy(y_np)
+        fns = {"strided": lambda: x.permute(1, 0, 2, 3) @ y.permute(1, 0, 2, 3),
+               "numpy": lambda: np.matmul(x_np.transpose(1, 0, 2, 3), y_np.transpose(1, 0, 2, 3))}
+        if torch is not None:
+            tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+            fns["torch"] = lambda: tx.permute(1, 0, 2, 3) @ ty.permute(1, 0, 2, 3)
+        return fns
+
+    add("x.permute(1,0,2,3) @ y.permute(1,0,2,3)", "16x8x128x64 @ 16x8x64x96", 2.0 * 16 * 8 * 128 * 64 * 96, both_permuted)
     return cases
