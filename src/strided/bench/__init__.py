@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from .harness import Progress, plot, run_case, table, to_json
+from .harness import Progress, plot, pyplot, run_case, table, to_json
 
 
 def collect(quick: bool):
@@ -21,6 +21,8 @@ def collect(quick: bool):
 
 
 def main(quick: bool = False, json_path: str | None = None, plot_path: str | None = None, only: str | None = None) -> int:
+    if plot_path:
+        pyplot()  # without matplotlib, say so now rather than after the run
     all_cases = collect(quick)
     if only:
         all_cases = [c for c in all_cases if only.lower() in (c.group + " " + c.name).lower()]

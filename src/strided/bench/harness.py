@@ -152,7 +152,9 @@ def to_json(cases: list[Case]) -> list[dict]:
     ]
 
 
-def plot(cases: list[Case], path: str) -> None:
+def pyplot():
+    """matplotlib's pyplot on the file-only backend; a clear exit, not a traceback, without it
+    (matplotlib is an optional dependency)."""
     try:
         import matplotlib
 
@@ -160,6 +162,11 @@ def plot(cases: list[Case], path: str) -> None:
         import matplotlib.pyplot as plt
     except Exception:
         raise SystemExit("bench --plot needs matplotlib (pip install 'strided[plot]')")
+    return plt
+
+
+def plot(cases: list[Case], path: str) -> None:
+    plt = pyplot()
     rows = [(f"{c.name} {c.size}", ratio(c)) for c in cases if ratio(c) is not None]
     fig, ax = plt.subplots(figsize=(9, 0.28 * len(rows) + 1.2))
     names = [r[0] for r in rows][::-1]

@@ -1,0 +1,76 @@
+"""bench --sweep: the machinery on the smallest size, and that each family's three columns
+compute the same thing (a family timing the wrong op would fail here, not in the table)."""
+
+import importlib.util
+import math
+import time
+
+import numpy as np
+import pytest
+
+from strided.bench import sweep
+from strided.bench.harness import Case, run_case
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+@pytest.fixture(scope="module")
+def cells():
+    # short samples: this checks the machinery, not the numbers
+    return sweep.run(sizes=(16,), rounds=1, per_block=1, budget_s=0.0, progress=False, sample_s=1e-4)
+
+
+def test_sweep_has_one_row_per_family_with_positive_finite_times(cells):
+    assert [c.name for c in cells] == [f.name for f in sweep.FAMILIES]
+    libs = ("strided", "numpy", "torch") if HAVE_TORCH else ("strided", "numpy")
+    for c in cells:
+        assert c.calls >= 1
+        assert set(c.results) == set(libs), c.name
+        for lib in libs:
+            assert 0 < c.results[lib] < math.inf, (c.name, lib)
+    text = sweep.report(cells)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "| 16^2 |" in line]
+    assert [r.split(" | ")[0][2:] for r in rows] == [f.name for f in sweep.FAMILIES]
+    assert "Per-op cost at 16x16" in text
+    if HAVE_TORCH:
+        assert f"of {len(cells)} cells meet the target" in text
+    rows = sweep.json_rows(cells)
+    assert len(rows) == len(cells) and all(r["n"] == 16 and r["elements"] == 256 for r in rows)
+
+
+@pytest.mark.parametrize("lib", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed"))])
+@pytest.mark.parametrize("family", sweep.FAMILIES, ids=lambda f: f.name)
+def test_the_timed_callables_compute_the_same_thing(family, lib):
+    # 24 is not a multiple of 2 or 3 times the other dim, so the slice family's shape is checked too
+    for n in (16, 24):
+        fns = sweep.build(family, n)
+        ours, theirs = fns["strided"](), fns[lib]()
+        theirs = theirs.numpy() if lib == "torch" else np.asarray(theirs)
+        ours = np.asarray(ours)
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == np.float32
+        # atol: the sums and the matmul add signed values in different orders near zero
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_run_case_reports_time_per_call():
+    def ten_sleeps():
+        for _ in range(10):
+            time.sleep(0.001)
+
+    case = Case("t", "sleep", "-", lambda: {"strided": ten_sleeps}, calls=10)
+    run_case(case, rounds=1, per_block=1, budget_s=0.0)
+    assert 0.001 <= case.results["strided"] < 0.005
+
+
+def _cell(n, ours, numpy, torch):
+    c = sweep.SweepCase(sweep.GROUP, "x", f"{n}^2", make=None, n=n)
+    c.results = {"strided": ours, "numpy": numpy, **({} if torch is None else {"torch": torch})}
+    return c
+
+
+def test_the_target_is_pytorch_below_65536_elements_and_the_best_peer_from_there():
+    assert sweep.meets_target(_cell(128, 2.0, 1.0, 3.0))  # 16384 elements: only PyTorch counts
+    assert not sweep.meets_target(_cell(128, 4.0, 1.0, 3.0))
+    assert not sweep.meets_target(_cell(256, 2.0, 1.0, 3.0))  # 65536: the faster peer counts
+    assert sweep.meets_target(_cell(256, 1.0, 1.0, 3.0))
+    assert sweep.meets_target(_cell(256, 1.0, 2.0, None)) is None  # no PyTorch: not judged
