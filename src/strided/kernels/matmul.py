@@ -1,17 +1,54 @@
-"""Matrix products over strided operands: BLAS gemm for floats, a loop kernel for integers.
+"""The matmul family: batched C = A @ B over strided operands, BLAS gemm for floats and a
+loop kernel for integers.
 
-Floats go to scipy's BLAS (``scipy.linalg.cython_blas``, LP64 OpenBLAS) through
-its C function pointers, called from numba so that the batch loop, the optional
-packing and the gemm calls all run in one compiled function without the GIL.
-The pointers are registered as named symbols (``llvmlite.binding.add_symbol``)
-rather than embedded as ctypes addresses, which keeps the kernels cacheable.
+One checked entry point, ``matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk=None)``,
+and one pure planner, ``plan(a_layout, b_layout, *, blas=True, threads=1,
+chunk=DEFAULT_CHUNK, can_split=True) -> MatmulPlan``.  Buffers are flat 1-D NumPy
+arrays of one dtype; a layout is the integer triple ``(shape, stride, offset)`` of
+rank >= 2 (strides in elements, any sign): the last two dims are the matrix
+(rows, cols), the dims before them are batch dims, which broadcast as NumPy's do
+(aligned on the right, size 1 against any size).  The caller turns a 1-D operand
+into a 1-row or 1-column matrix first (``strided.linalg`` keeps NumPy's shape and
+dtype rules).  The result is written dense and row-major, shape ``batch + (m, n)``,
+from element 0 of ``c_buf``.  ``plan`` holds integers and tuples of integers only
+(no arrays, no buffers), so another backend can run the same plan.
+
+========  ==============================  ==============================================
+path      when                            loop
+========  ==============================  ==============================================
+EMPTY     the result has no elements      nothing
+ZERO      k == 0                          the result is filled with 0 (an empty sum)
+BLAS      f32, f64                        an odometer over the batch (each operand's
+                                          own stride per batch dim, 0 where broadcast),
+                                          one gemm per matrix on the operands' own
+                                          buffers; ``split`` > 1: ranges of batches
+                                          under ``prange``, each gemm on one BLAS
+                                          thread
+INT       i64, u32, u8, bool              one output row per step over every batch,
+                                          i-k-j into an int64 accumulator (wrapping
+                                          like NumPy; bool: the or of ands);
+                                          ``split`` > 1: the rows under ``prange``
+========  ==============================  ==============================================
+
+Threads.  A lone gemm (``split`` 1) runs on OpenBLAS's pool, sized to strided's
+thread count (``strided.threads``), and OpenBLAS decides per call whether to use
+it, as it does for NumPy.  A batch of gemms each too small to keep several
+threads busy (``SPLIT_MAX_MACS``) is split into ranges of batches instead,
+``CHUNKS_PER_THREAD`` per thread handed out dynamically, with the pool pinned to
+one thread for the call: threads then meet once per call, not once per gemm.
+
+BLAS (scipy's ``cython_blas``, LP64 OpenBLAS) is reached through its C function
+pointers, called from numba so that the batch loop, the optional packing and the
+gemm calls all run in one compiled function without the GIL.  The pointers are
+registered as named symbols (``llvmlite.binding.add_symbol``) rather than
+embedded as ctypes addresses, which keeps the kernels cacheable.
 
 BLAS is column-major and takes one leading dimension per operand.  A row-major
 (rows, cols) matrix whose row stride is ``ld`` is the column-major (cols, rows)
 matrix with that ``ld``, so the row-major product C = A @ B is computed as the
 column-major C^T = B^T @ A^T: B goes first, A second, M and N swap.
 
-Each matrix operand arrives in one of four modes, decided once per call by
+Each matrix operand is read in one of four modes, decided once per call by
 ``blas_mode`` (the strides of the last two dims are the same in every batch):
 
 * ``ROW``: column stride 1, row stride >= cols  -> read in place, ld = row stride
@@ -21,25 +58,70 @@ Each matrix operand arrives in one of four modes, decided once per call by
   column-major, whichever reads the source along its smaller stride.
 
 A packed tile is reused while consecutive batches point at the same source
-matrix (a stride-0 batch dim), so a broadcast operand is packed once.  m, n and
-k are cut into chunks of at most ``chunk`` so that every BLAS integer fits in 32
-bits; tests pass a small chunk to exercise that loop.
+matrix (a stride-0 batch dim), so a broadcast operand is packed once per range
+of batches.  m, n and k are cut into chunks of at most ``chunk`` so that every
+BLAS integer fits in 32 bits; tests pass a small chunk to exercise that loop.
+Operands handed over in place or packed are counted in ``stats``.
 """
 
 from __future__ import annotations
 
 from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
 
+import operator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .. import threads
+from ..errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
+
+__all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
+           "ROW", "COL", "PACK_ROW", "PACK_COL", "DEFAULT_CHUNK", "INT_MAX"]
+
+EMPTY, ZERO, BLAS, INT = 0, 1, 2, 3
 ROW, COL, PACK_ROW, PACK_COL = 0, 1, 2, 3
 INT_MAX = 2**31 - 1  # scipy's BLAS takes C int (LP64)
 DEFAULT_CHUNK = 1 << 30
 
+# Multiply-adds (all batches) below which the integer kernel stays on one thread.
+INT_PARALLEL_MIN = 1 << 18
+# Batches are split across threads only while each gemm is at most this many
+# multiply-adds: past it OpenBLAS keeps its own threads busy inside one gemm.
+SPLIT_MAX_MACS = 0
+# ... and only when the whole batch is at least this much work (waking the pool costs).
+SPLIT_MIN_MACS = 1 << 20
+CHUNKS_PER_THREAD = 4
+
+# Products below this many multiply-adds per matrix run BLAS on one thread.  On a shared
+# 2-CPU machine a two-thread gemm whose second thread finds its CPU taken finishes one or
+# more 4 ms scheduler ticks late: a 256^2 f32 product (about 1 ms on one thread) measured
+# anywhere from 0.8 to 48 ms with two threads, against 1-2 ms on one.  2**25 is ~1.5 ms of
+# single-thread gemm: from there a second thread gains more than a late tick costs.
+BLAS_PARALLEL_MIN = 1 << 25
+# OpenBLAS itself runs gemms up to this size on the calling thread (interface/gemm.c:
+# m*n*k <= SMP_THRESHOLD_MIN 65536 * GEMM_MULTITHREAD_THRESHOLD 4): nothing to switch.
+_BLAS_SERIAL_MAX = 1 << 18
+
+# Operands handed to BLAS in place ("direct") or gathered into a scratch tile first ("packed").
+stats = {"direct": 0, "packed": 0}
+
+_FLOATS = {np.dtype(np.float32), np.dtype(np.float64)}
+_INTS = {np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint8), np.dtype(np.bool_)}
+_BOOL = np.dtype(np.bool_)
+_INT64_MAX = 2**63 - 1
+
+
+# ---------------------------------------------------------------------------
+# BLAS symbols and its thread pool
+
 _loaded = False
+_set_blas_threads = None
 
 
 def load_blas() -> None:
@@ -47,7 +129,7 @@ def load_blas() -> None:
 
     Must run before a kernel that calls them is compiled or loaded from cache.
     """
-    global _loaded
+    global _loaded, _set_blas_threads
     if _loaded:
         return
     import llvmlite.binding as ll
@@ -57,32 +139,16 @@ def load_blas() -> None:
         ll.add_symbol("strided_" + name, get_cython_function_address("scipy.linalg.cython_blas", name))
     # threadpoolctl only limits libraries already loaded: scipy's OpenBLAS has just
     # been loaded, so apply strided's thread count to it now.
-    from .. import threads
-
     threads._apply()
-    global _set_blas_threads
     _set_blas_threads = _blas_thread_setter()
     _loaded = True
-
-
-# Products below this many multiply-adds per matrix run BLAS on one thread.  On a shared
-# 2-CPU machine a two-thread gemm whose second thread finds its CPU taken finishes one or
-# more 4 ms scheduler ticks late: a 256^2 f32 product (about 1 ms on one thread) measured
-# anywhere from 0.8 to 48 ms with two threads, against 1-2 ms on one.  2**25 is ~1.5 ms of
-# single-thread gemm: from there a second thread gains more than a late tick costs.
-BLAS_PARALLEL_MIN = 1 << 25
-
-_set_blas_threads = None
-# OpenBLAS itself runs gemms up to this size on the calling thread (interface/gemm.c:
-# m*n*k <= SMP_THRESHOLD_MIN 65536 * GEMM_MULTITHREAD_THRESHOLD 4): nothing to switch.
-_BLAS_SERIAL_MAX = 1 << 18
 
 
 def _blas_thread_setter():
     """``openblas_set_num_threads`` of the OpenBLAS that scipy's BLAS (our gemm) runs on.
 
-    None when it cannot be found (threadpoolctl missing, another BLAS): then OpenBLAS
-    keeps the pool size strided set and chooses its own threading per call."""
+    None when it cannot be found (threadpoolctl missing, another BLAS): then batches
+    are never split across threads, since the pool could not be pinned to one."""
     try:
         import ctypes
         import os
@@ -103,20 +169,6 @@ def _blas_thread_setter():
     return None
 
 
-def blas_threads(macs: int, threads: int) -> int:
-    """Set the BLAS pool for a product of ``macs`` multiply-adds per matrix; returns the
-    count to restore afterwards (0: nothing was changed)."""
-    if _set_blas_threads is None or threads < 2 or macs >= BLAS_PARALLEL_MIN or macs <= _BLAS_SERIAL_MAX:
-        return 0
-    _set_blas_threads(1)
-    return threads
-
-
-def restore_blas_threads(threads: int) -> None:
-    if threads:
-        _set_blas_threads(threads)
-
-
 load_blas()
 
 _vp = types.voidptr
@@ -133,6 +185,62 @@ def _ptr(typingctx, arr, off):
         return builder.bitcast(cgutils.gep(builder, ary.data, args[1]), cgutils.voidptr_t)
 
     return _vp(arr, types.intp), codegen
+
+
+# ---------------------------------------------------------------------------
+# the plan: integers only
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """What ``plan`` decided.  Every field is an int or a tuple of ints.
+
+    The walk (``walk_shape`` and each operand's stride per walked dim) is the
+    batch with its size-1 dims dropped, at least one dim (``(1,)`` with strides 0
+    when there is no batch); ``c``'s walk strides are those of the dense result.
+    ``a_reach``/``b_reach`` are the (lowest, highest + 1) buffer offsets an
+    operand's own layout reaches ((0, 0) when it has no elements), ``c_size`` the
+    elements written.  ``split`` is the number of ranges run under ``prange``
+    (batches for BLAS, rows for INT; 1: the calling thread), ``blas_threads`` the
+    BLAS pool during the call (0: as strided set it, 1: pinned for a split).
+    """
+
+    path: int
+    m: int
+    n: int
+    k: int
+    batch: tuple
+    a_mode: int
+    a_ld: int
+    a_sr: int
+    a_sc: int
+    b_mode: int
+    b_ld: int
+    b_sr: int
+    b_sc: int
+    walk_shape: tuple
+    a_walk: tuple
+    b_walk: tuple
+    c_walk: tuple
+    a_offset: int
+    b_offset: int
+    a_reach: tuple
+    b_reach: tuple
+    c_size: int
+    chunk: int
+    split: int
+    blas_threads: int
+
+    @property
+    def nbatch(self) -> int:
+        return _prod(self.batch)
+
+
+def _prod(t) -> int:
+    p = 1
+    for n in t:
+        p *= n
+    return p
 
 
 def blas_mode(rows: int, cols: int, sr: int, sc: int) -> tuple[int, int]:
@@ -153,6 +261,261 @@ def blas_mode(rows: int, cols: int, sr: int, sc: int) -> tuple[int, int]:
     return (PACK_ROW if abs(sc) <= abs(sr) else PACK_COL), 0
 
 
+def _ints(what: str, layout) -> tuple:
+    """(shape, stride, offset) as plain ints, or a ShapeError naming matmul and the value."""
+    try:
+        shape, stride, offset = layout
+        shape = tuple(operator.index(v) for v in shape)
+        stride = tuple(operator.index(v) for v in stride)
+        offset = operator.index(offset)
+    except (TypeError, ValueError):
+        raise ShapeError(f"matmul: expected {what} as (shape, stride, offset) of ints, got {layout!r}") from None
+    if len(shape) < 2 or len(shape) != len(stride):
+        raise ShapeError(
+            f"matmul: expected {what} of rank >= 2 with one stride per dim, got shape {shape} stride {stride}"
+        )
+    if any(n < 0 for n in shape):
+        raise ShapeError(f"matmul: {what} has a negative size: shape {shape}")
+    return shape, stride, offset
+
+
+def _reach(what: str, shape, stride, offset) -> tuple:
+    if 0 in shape:
+        lo = hi = 0
+    else:
+        lo = hi = offset
+        for n, s in zip(shape, stride):
+            r = (n - 1) * s
+            if r < 0:
+                lo += r
+            else:
+                hi += r
+        hi += 1
+    # Kernels index with int64; a size-1 dim's stride or an empty layout's sizes are free.
+    if any(not -_INT64_MAX - 1 <= v <= _INT64_MAX for v in shape + stride + (offset, lo, hi)):
+        raise LayoutBoundsError(
+            f"matmul: {what} shape {shape}, stride {stride}, offset {offset} does not fit in int64"
+        )
+    return lo, hi
+
+
+def plan(a_layout, b_layout, *, blas: bool = True, threads: int = 1, chunk: int = DEFAULT_CHUNK,
+         can_split: bool = True) -> MatmulPlan:
+    """The plan of ``a @ b`` for layouts ``(shape, stride, offset)`` of rank >= 2.
+
+    ``blas``: float operands (gemm) rather than integers; ``threads``: how many
+    threads the call may use; ``chunk``: the largest m, n or k of one gemm call;
+    ``can_split``: whether the BLAS pool can be pinned to one thread (else a
+    batch is never split across threads).  Pure: integers in, integers out.
+    """
+    return _prepare(a_layout, b_layout, bool(blas), threads, chunk, can_split)[0]
+
+
+@lru_cache(maxsize=1024)
+def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
+    """The plan and the walk as the kernels take it (int64 arrays), cached per layouts:
+    a model multiplies the same shapes every step, and four small arrays cost more than
+    a tiny batched gemm."""
+    p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split)
+    arrays = tuple(np.array(t, np.int64) for t in (p.walk_shape, p.a_walk, p.b_walk, p.c_walk))
+    for x in arrays:
+        x.flags.writeable = False
+    return p, arrays
+
+
+def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
+    a_shape, a_stride, a_off = _ints("a_layout", a_layout)
+    b_shape, b_stride, b_off = _ints("b_layout", b_layout)
+    try:
+        chunk = operator.index(chunk)
+        nthreads = operator.index(nthreads)
+    except TypeError:
+        raise ShapeError(f"matmul: expected integer chunk and threads, got {chunk!r} and {nthreads!r}") from None
+    if chunk < 1 or nthreads < 1:
+        raise ShapeError(f"matmul: expected chunk >= 1 and threads >= 1, got {chunk} and {nthreads}")
+    a_reach = _reach("a_layout", a_shape, a_stride, a_off)
+    b_reach = _reach("b_layout", b_shape, b_stride, b_off)
+    m, k = a_shape[-2:]
+    kb, n = b_shape[-2:]
+    if k != kb:
+        raise ShapeError(
+            f"matmul: expected a's columns to match b's rows, got a shape {a_shape} and b shape {b_shape}"
+        )
+    a_batch, b_batch = a_shape[:-2], b_shape[:-2]
+    nd = max(len(a_batch), len(b_batch))
+    a_full = _broadcast_strides(a_batch, a_stride[:-2], nd)
+    b_full = _broadcast_strides(b_batch, b_stride[:-2], nd)
+    a_pad = (1,) * (nd - len(a_batch)) + a_batch
+    b_pad = (1,) * (nd - len(b_batch)) + b_batch
+    batch = []
+    for x, y in zip(a_pad, b_pad):
+        if x != y and x != 1 and y != 1:
+            raise ShapeError(
+                f"matmul: expected batch dims that broadcast, got a shape {a_shape} and b shape {b_shape}"
+            )
+        batch.append(y if x == 1 else x)
+    batch = tuple(batch)
+    nbatch = _prod(batch)
+    c_size = nbatch * m * n
+
+    # The walk: size-1 dims dropped, innermost last; c's strides are the dense result's.
+    shape, sa, sb, sc = [], [], [], []
+    c_stride = m * n
+    for d in range(nd - 1, -1, -1):
+        if batch[d] != 1:
+            shape.append(batch[d])
+            sa.append(a_full[d])
+            sb.append(b_full[d])
+            sc.append(c_stride)
+        c_stride *= batch[d]
+    if not shape:
+        shape, sa, sb, sc = [1], [0], [0], [0]
+    walk = tuple(tuple(reversed(x)) for x in (shape, sa, sb, sc))
+
+    a_sr, a_sc = a_stride[-2:]
+    b_sr, b_sc = b_stride[-2:]
+    modes = (ROW, 0, ROW, 0)
+    split, blas_threads = 1, 0
+    if c_size == 0:
+        path = EMPTY
+    elif k == 0:
+        path = ZERO
+    elif blas:
+        if n > INT_MAX:
+            raise TooHardError(f"matmul: the result's row length {n} exceeds the BLAS integer limit {INT_MAX}")
+        path = BLAS
+        modes = blas_mode(m, k, a_sr, a_sc) + blas_mode(k, n, b_sr, b_sc)
+        macs = m * n * k
+        if (can_split and nthreads > 1 and nbatch > 1 and macs <= SPLIT_MAX_MACS
+                and nbatch * macs >= SPLIT_MIN_MACS):
+            split = min(nbatch, CHUNKS_PER_THREAD * nthreads)
+            blas_threads = 1
+        elif can_split and nthreads > 1 and _BLAS_SERIAL_MAX < macs < BLAS_PARALLEL_MIN:
+            blas_threads = 1
+    else:
+        path = INT
+        if nbatch * m * n * k >= INT_PARALLEL_MIN and nthreads > 1:
+            split = nthreads
+    return MatmulPlan(
+        path, m, n, k, batch,
+        modes[0], modes[1], a_sr, a_sc,
+        modes[2], modes[3], b_sr, b_sc,
+        *walk, a_off, b_off, a_reach, b_reach, c_size, chunk, split, blas_threads,
+    )
+
+
+def _broadcast_strides(shape, stride, nd):
+    """Strides of a batch broadcast to rank nd (the common batch shape): 0 on new and size-1 dims."""
+    lead = nd - len(shape)
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(shape, stride))
+
+
+# ---------------------------------------------------------------------------
+# the entry point
+
+
+def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None) -> MatmulPlan:
+    """c = a @ b (see the module docstring); returns the plan it ran.
+
+    Refuses, with a StridedError subclass naming matmul and the values, buffers
+    that are not 1-D contiguous arrays of one supported dtype, a c that is
+    read-only or overlaps a or b, layouts that reach outside their buffers and a
+    c too short for the result.
+    """
+    for what, buf in (("a", a_buf), ("b", b_buf), ("c", c_buf)):
+        if type(buf) is not np.ndarray or buf.ndim != 1 or not buf.flags.c_contiguous:
+            raise StridedError(
+                f"matmul: expected {what} as a 1-D contiguous numpy array, got "
+                + (f"shape {buf.shape} strides {buf.strides}" if isinstance(buf, np.ndarray) else type(buf).__name__)
+            )
+    dt = a_buf.dtype
+    if b_buf.dtype != dt or c_buf.dtype != dt:
+        raise DTypeError(
+            f"matmul: expected a, b and c of one dtype, got {a_buf.dtype}, {b_buf.dtype} and {c_buf.dtype}"
+        )
+    blas = dt in _FLOATS
+    if not blas and dt not in _INTS:
+        raise DTypeError(
+            f"matmul: not dispatched for dtype {dt} (expected float32, float64, int64, uint32, uint8 or bool; "
+            "half types are computed in float32 by the caller)"
+        )
+    if not c_buf.flags.writeable:
+        raise StridedError("matmul: expected a writable c, got a read-only buffer")
+    nthreads = threads.get_num_threads()
+    chunk = DEFAULT_CHUNK if chunk is None else chunk
+    can_split = _set_blas_threads is not None
+    try:
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split)
+    except TypeError:  # unhashable (lists): normalised to tuples, or refused by _ints
+        a_layout, b_layout = _ints("a_layout", a_layout), _ints("b_layout", b_layout)
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split)
+    for what, buf, (lo, hi), lay in (("a", a_buf, p.a_reach, a_layout), ("b", b_buf, p.b_reach, b_layout)):
+        if lo < 0 or hi > len(buf):
+            raise LayoutBoundsError(
+                f"matmul: {what} shape {tuple(lay[0])}, stride {tuple(lay[1])}, offset {lay[2]} spans "
+                f"[{lo}, {hi}) but its buffer holds {len(buf)} elements"
+            )
+    if len(c_buf) < p.c_size:
+        raise LayoutBoundsError(
+            f"matmul: expected c to hold the {p.c_size} elements of the result {p.batch + (p.m, p.n)}, "
+            f"got a buffer of {len(c_buf)}"
+        )
+    if p.path == EMPTY:
+        return p
+    if np.may_share_memory(c_buf, a_buf) or np.may_share_memory(c_buf, b_buf):
+        raise StridedError("matmul: expected c not to overlap a or b (the result would overwrite its operands)")
+    if p.path == ZERO:
+        c_buf[: p.c_size] = 0
+    elif p.path == BLAS:
+        _run_blas(p, walk, a_buf, b_buf, c_buf)
+    else:
+        _run_int(p, walk, a_buf, b_buf, c_buf, dt == _BOOL)
+    return p
+
+
+def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
+    stats["packed" if p.a_mode >= PACK_ROW else "direct"] += 1
+    stats["packed" if p.b_mode >= PACK_ROW else "direct"] += 1
+    args = (a_buf, b_buf, c_buf, p.m, p.n, p.k,
+            p.a_mode, p.a_ld, p.a_sr, p.a_sc,
+            p.b_mode, p.b_ld, p.b_sr, p.b_sc,
+            *walk, p.a_offset, p.b_offset, 0, p.chunk)
+    if not p.blas_threads:
+        gemm_batched(*args)
+        return
+    _set_blas_threads(p.blas_threads)
+    try:
+        if p.split == 1:
+            gemm_batched(*args)
+            return
+        # Each thread runs whole gemms on its own: the pool stays pinned to one
+        # thread so that the threads do not each wake the (shared) BLAS pool.
+        with threads.parallel_guard():
+            old = numba.set_parallel_chunksize(1)
+            try:
+                gemm_batched_parallel(*args, p.split)
+            finally:
+                numba.set_parallel_chunksize(old)
+    finally:
+        _set_blas_threads(threads.get_num_threads())
+
+
+def _run_int(p, walk, a_buf, b_buf, c_buf, as_bool) -> None:
+    if as_bool:  # bool is one byte of 0/1: compute on the bytes, write 0/1 back
+        a_buf, b_buf, c_buf = a_buf.view(np.uint8), b_buf.view(np.uint8), c_buf.view(np.uint8)
+    oa, ob, oc = batch_offsets(*walk, p.a_offset, p.b_offset, 0)
+    args = (a_buf, b_buf, c_buf, p.m, p.n, p.k, p.a_sr, p.a_sc, p.b_sr, p.b_sc, oa, ob, oc, as_bool)
+    if p.split > 1:
+        with threads.parallel_guard():
+            int_matmul_parallel(*args)
+    else:
+        int_matmul(*args)
+
+
+# ---------------------------------------------------------------------------
+# floats: gemm per batch matrix
+
+
 @njit(cache=True, nogil=True)
 def _pack(src, base, rows, cols, sr, sc, dst, row_major):
     if row_major:
@@ -170,11 +533,11 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
 
 
 @njit(cache=True, nogil=True)
-def gemm_batched(a, b, c, m, n, k,
-                 a_mode, a_ld, a_sr, a_sc,
-                 b_mode, b_ld, b_sr, b_sc,
-                 bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk):
-    """C[batch] = A[batch] @ B[batch] for every batch of an odometer over ``bshape``.
+def _gemm_range(a, b, c, m, n, k,
+                a_mode, a_ld, a_sr, a_sc,
+                b_mode, b_ld, b_sr, b_sc,
+                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, t0, t1):
+    """C[t] = A[t] @ B[t] for the batches t0 <= t < t1 of the odometer over ``bshape``.
 
     ``c`` is dense row-major per matrix (row stride n); m, n, k >= 1.  Batch
     offsets advance by each operand's own per-dim strides (any sign, zero
@@ -200,14 +563,19 @@ def gemm_batched(a, b, c, m, n, k,
     double = c.itemsize == 8
 
     nd = bshape.shape[0]
-    total = 1
-    for d in range(nd):
-        total *= bshape[d]
     idx = np.zeros(nd, np.int64)
     oa = a_off
     ob = b_off
     oc = c_off
-    for _t in range(total):
+    rem = t0
+    for d in range(nd - 1, -1, -1):  # the odometer's position at t0
+        i = rem % bshape[d]
+        rem //= bshape[d]
+        idx[d] = i
+        oa += i * a_bst[d]
+        ob += i * b_bst[d]
+        oc += i * c_bst[d]
+    for _t in range(t0, t1):
         for i0 in range(0, m, chunk):
             mc = min(chunk, m - i0)
             for p0 in range(0, k, chunk):
@@ -288,6 +656,35 @@ def gemm_batched(a, b, c, m, n, k,
             oc -= c_bst[d] * bshape[d]
             idx[d] = 0
             d -= 1
+
+
+@njit(cache=True, nogil=True)
+def gemm_batched(a, b, c, m, n, k,
+                 a_mode, a_ld, a_sr, a_sc,
+                 b_mode, b_ld, b_sr, b_sc,
+                 bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk):
+    """Every batch of the odometer over ``bshape``, on the calling thread."""
+    total = 1
+    for d in range(bshape.shape[0]):
+        total *= bshape[d]
+    _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
+                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, 0, total)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gemm_batched_parallel(a, b, c, m, n, k,
+                          a_mode, a_ld, a_sr, a_sc,
+                          b_mode, b_ld, b_sr, b_sc,
+                          bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, nchunks):
+    """Every batch, in ``nchunks`` ranges of consecutive batches under ``prange``."""
+    total = 1
+    for d in range(bshape.shape[0]):
+        total *= bshape[d]
+    for r in prange(nchunks):
+        t0 = r * total // nchunks
+        t1 = (r + 1) * total // nchunks
+        _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
+                    bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, t0, t1)
 
 
 # ---------------------------------------------------------------------------
