@@ -335,7 +335,7 @@ def test_every_path_around_the_parallel_threshold(numel, monkeypatch):
     """Each path just below (serial) and above (parallel) the threshold, f32 bits."""
     monkeypatch.setattr(kc, "COPY_PARALLEL_MIN", BIG)
     if numel >= BIG and kc.get_num_threads() > 1:
-        assert kc._nchunks(numel, numel) > 1
+        assert kc.nchunks(numel, numel) > 1
     rng = np.random.default_rng(numel)
     f32 = DTYPES["f32"]
     rows = 2048  # two tile blocks of P for the tiled case
@@ -362,11 +362,11 @@ def test_every_path_around_the_parallel_threshold(numel, monkeypatch):
 
 def test_parallel_chunks(monkeypatch):
     monkeypatch.setattr(kc, "get_num_threads", lambda: 4)
-    assert kc._nchunks(10**7, 10**7) == 4 * kc._CHUNKS_PER_THREAD
-    assert kc._nchunks(3, 10**7) == 3
-    assert kc._nchunks(10**7, COPY_PARALLEL_MIN - 1) == 1
+    assert kc.nchunks(10**7, 10**7) == 4 * kc.CHUNKS_PER_THREAD
+    assert kc.nchunks(3, 10**7) == 3
+    assert kc.nchunks(10**7, COPY_PARALLEL_MIN - 1) == 1
     monkeypatch.setattr(kc, "get_num_threads", lambda: 1)
-    assert kc._nchunks(10**7, 10**7) == 1
+    assert kc.nchunks(10**7, 10**7) == 1
 
 
 def test_rank0_and_empty():

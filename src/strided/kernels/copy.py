@@ -20,7 +20,17 @@ per-element branch.
 
 from __future__ import annotations
 
-from . import PARALLEL_MIN, _reach
+from .common import (
+    BLOCK_MIN,
+    BLOCK_TILES,
+    CHUNKS_PER_THREAD,
+    COPY_PARALLEL_MIN,
+    DENSE_MEMMOVE_MIN,
+    MANY,
+    RUN_PIECE_BYTES,
+    SHORT_P,
+    reach,
+)
 
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,24 +60,9 @@ from .half import (
 
 __all__ = [
     "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout",
-    "bits_view", "typed_view",
+    "bits_view", "typed_view", "bind",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
-
-# Copies go parallel only from 4M elements (64x PARALLEL_MIN).  A copy is
-# memory-bound: on this project's 2-CPU machines a second thread gained at
-# most 1.7x (narrow 4096^2 f32: 3.0 ms against 5.2), while a parallel region
-# whose worker waits for a CPU held by another process ends one or two 4 ms
-# scheduler ticks late (measured 8 ms for 1M-element copies that take 0.3 ms
-# on one thread).  Only copies that take milliseconds on one thread can risk it.
-COPY_PARALLEL_MIN = 64 * PARALLEL_MIN
-# Multiple blocks at least this long are copied one memmove each; shorter ones
-# go to the general kernel, whose inline loop beats a call per block.
-BLOCK_MIN = 16
-# Chunks per thread, handed out one at a time (parallel_chunksize(1)): a thread
-# that the OS deschedules (a noisy neighbour) holds up one small chunk, not a
-# fixed half of the work.
-_CHUNKS_PER_THREAD = 4
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _F16 = np.dtype(np.float16)
@@ -194,7 +189,7 @@ def _dense_impl(dst, i, src, j, n):
     else a loop spelled with unit steps so that LLVM vectorises it."""
     if src.dtype == dst.dtype:
         def f(dst, i, src, j, n):
-            if n >= _DENSE_MEMMOVE_MIN:
+            if n >= DENSE_MEMMOVE_MIN:
                 _memmove(dst, i, src, j, n)
             else:
                 for t in range(n):
@@ -204,10 +199,6 @@ def _dense_impl(dst, i, src, j, n):
             for t in range(n):
                 _move(dst, i + t, src, j + t)
     return f
-
-
-# Below this many elements a call to memmove costs more than the inline loop.
-_DENSE_MEMMOVE_MIN = 64
 
 
 @intrinsic
@@ -235,15 +226,11 @@ def _memmove(typingctx, dst, di, src, si, n):
     return sig, codegen
 
 
-# glibc's memmove switches to non-temporal stores past a size threshold (a
-# fraction of the L3); on these machines that path measured 1.7x slower than
-# cached stores for a 64 MiB copy, so long runs go in pieces below it.
-_RUN_PIECE_BYTES = 1 << 20
-
-
 @njit(cache=True)
-def _copy_run(dst, d, src, s, n):
-    piece = max(1, _RUN_PIECE_BYTES // dst.itemsize)
+def copy_run(dst, d, src, s, n):
+    """``dst[d:d+n] = src[s:s+n]`` in memmoves of at most RUN_PIECE_BYTES (same dtype,
+    indices already validated)."""
+    piece = max(1, RUN_PIECE_BYTES // dst.itemsize)
     for k in range(0, n, piece):
         _memmove(dst, d + k, src, s + k, min(piece, n - k))
 
@@ -261,7 +248,7 @@ def _chunk(c, nchunks, units):
 # -- one dense run ------------------------------------------------------------
 @njit(cache=True)
 def _run_body(dst, doff, src, soff, lo, hi):
-    _copy_run(dst, doff + lo, src, soff + lo, hi - lo)
+    copy_run(dst, doff + lo, src, soff + lo, hi - lo)
 
 
 @njit(cache=True)
@@ -280,7 +267,7 @@ def _run_p(dst, doff, src, soff, n, nchunks):
 @njit(cache=True)
 def _rows_body(dst, doff, drow, src, soff, srow, cols, lo, hi):
     for r in range(lo, hi):
-        _copy_run(dst, doff + r * drow, src, soff + r * srow, cols)
+        copy_run(dst, doff + r * drow, src, soff + r * srow, cols)
 
 
 @njit(cache=True)
@@ -309,7 +296,7 @@ def _blocks_body(dst, doff, src, soff, oshape, ostride, blen, lo, hi):
         s += i * ostride[k]
     d = doff + lo * blen
     for b in range(lo, hi):
-        _copy_run(dst, d, src, s, blen)
+        copy_run(dst, d, src, s, blen)
         d += blen
         k = nd - 1
         while k >= 0:  # the block-start odometer: one carry adds, a wrap subtracts
@@ -395,25 +382,23 @@ def _nd_p(dst, doff, dstr, src, soff, sstr, shape, n, nchunks):
 
 # -- tiled: the two innermost dims of dst and src disagree ---------------------
 # Dims, outermost first: outer dims (an odometer), then P (src's innermost) and
-# Q (dst's innermost).  The P x Q plane is cut into blocks of w x w (w = 16
-# tiles) and each block into b x b tiles copied through a small buffer, as
+# Q (dst's innermost).  The P x Q plane is cut into blocks of w x w (w =
+# BLOCK_TILES tiles) and each block into b x b tiles copied through a small buffer, as
 # PyTorch's copy_same_type_transpose_ does: b runs along P are read from src
 # into the buffer, then b runs along Q are written to dst from it.  Every run
 # is b elements of a dense line (b * itemsize >= 256 bytes), so each cache line
 # is touched once per tile; writing straight from src to dst instead keeps b dst
 # lines live at once, and with a power-of-two row pitch they all map to one
 # cache set and evict each other.  Within a block the tiles go along P first,
-# so src is read in runs of w elements (a 4 KiB page for f32) rather than b,
-# which measured ~10% faster.  Work unit: one block.  Same dtype only (raw
-# bits): conversions that need tiling go through a scratch buffer
-# (``convert_via_scratch``).
-_BLOCK_TILES = 16
+# so src is read in runs of w elements (a 4 KiB page for f32) rather than b.
+# Work unit: one block.  Same dtype only (raw bits): conversions that need
+# tiling go through a scratch buffer (``convert_via_scratch``).
 
 
 @njit(cache=True)
 def _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, lo, hi):
     nd = oshape.shape[0]
-    w = b * _BLOCK_TILES
+    w = b * BLOCK_TILES
     pblocks = (P + w - 1) // w
     qblocks = (Q + w - 1) // w
     for u in range(lo, hi):
@@ -509,7 +494,7 @@ def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -
     stores (on dense operands NdIter merges everything into one run anyway);
     where a same-dtype copy would tile, a conversion is ``convert_via_scratch``:
     tiled into a scratch buffer of src's dtype in dst's memory order, then
-    converted by general.  Large work runs in parallel chunks (``_nchunks``).
+    converted by general.  Large work runs in parallel chunks (``nchunks``).
     """
     n = dst_layout.numel
     if same_dtype and dst_layout.is_contiguous():
@@ -578,29 +563,23 @@ def tile_plan(dst_layout: Layout, src_layout: Layout):
     if not cands:
         return it, None
     best = min(cands, key=lambda k: abs(sstr[k]))
-    if it.shape[best] < _SHORT_P:
-        # A dim this short fills a sliver of every tile and leaves the loops all overhead:
-        # tile against a longer dim that src also walks faster than dst's innermost (the
-        # short one becomes an outer dim).  cat of zeros(64,128,4).transpose(0,2) pieces:
-        # P 4 -> 128, 384 -> 232 us for eight [4,128,64] f32.
-        longer = [k for k in cands if it.shape[k] >= _SHORT_P]
+    if it.shape[best] < SHORT_P:
+        # Tile against a longer dim that src also walks faster than dst's innermost (the
+        # short one becomes an outer dim), as in cat's pieces of zeros(64,128,4).transpose(0,2).
+        longer = [k for k in cands if it.shape[k] >= SHORT_P]
         if longer:
             best = min(longer, key=lambda k: abs(sstr[k]))
     return it, best
 
 
-# Shortest P worth a tile of its own (tile edges are 32 to 128 elements).
-_SHORT_P = 32
-
-
-def _nchunks(units: int, numel: int) -> int:
+def nchunks(units: int, numel: int) -> int:
     """How many parallel chunks to cut ``units`` into; below 2, run on this thread."""
     if numel < COPY_PARALLEL_MIN:
         return 1
     threads = get_num_threads()
     if threads < 2:
         return 1
-    return min(units, threads * _CHUNKS_PER_THREAD)
+    return min(units, threads * CHUNKS_PER_THREAD)
 
 
 @lru_cache(maxsize=4096)
@@ -661,18 +640,45 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         copy_into(dst, dst_layout, scratch.data, lay)
         return
     d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
-    _EXEC[plan.path](d, s, n, *plan.args)
+    _PREP[plan.path](n, s.itemsize, *plan.args)(d, s)
+
+
+def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
+    """A checked copy to repeat, or None when the operands need ``copy_into``'s checks
+    (which then say what is wrong): ``(run, reach)``; ``run(dst, src)`` copies between
+    buffers of these numpy dtypes once the caller has checked ``len(dst) >= reach[0]``,
+    ``len(src) >= reach[1]`` and that dst is writable."""
+    dst_dtype, src_dtype = np.dtype(dst_dtype), np.dtype(src_dtype)
+    if (dst_dtype not in _KNOWN or src_dtype not in _KNOWN or not isinstance(dst_layout, Layout)
+            or not isinstance(src_layout, Layout) or dst_layout.shape != src_layout.shape):
+        return None
+    n = dst_layout.numel
+    (dlo, dhi), (slo, shi) = reach(dst_layout), reach(src_layout)
+    if n == 0 or dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
+        return None
+    same = dst_dtype == src_dtype
+    plan = _cached_plan(dst_layout, src_layout, same)
+    if plan.path == "convert_via_scratch":
+        return None
+    kernel = _PREP[plan.path](n, src_dtype.itemsize, *plan.args)
+    if same:
+        bits = _BITS[dst_dtype.itemsize]
+
+        def run(dst, src):
+            kernel(dst.view(bits), src.view(bits))
+    else:
+        def run(dst, src):
+            kernel(typed_view(dst), typed_view(src))
+    return run, (dhi, shi)
 
 
 # ---------------------------------------------------------------------------
 # many copies in one call (cat)
 # ---------------------------------------------------------------------------
 
-# Copies batched into one kernel call: their src buffers travel as this many arguments
-# (``_many_s``'s s0..s7; short batches padded with an empty buffer), so numba compiles
-# one kernel per dtype rather than one per input count.  The buffers go as they are: a
-# bit view of each would cost more than a small copy's kernel time.
-_MANY = 8
+# Copies batched into one kernel call: ``MANY`` src buffers, ``_many_s``'s s0..s7 (short
+# batches padded with an empty buffer).  The buffers go as they are: a bit view of each
+# would cost more than a small copy's kernel time.
 _PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
 # A copy's row in the table: path code, 9 slots of path integers, the src's reach (the
 # length its buffer needs), the count k of dims of the path's dim arrays, then three
@@ -697,10 +703,10 @@ def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> tuple:
         scalars, dims = [doff, soff, prod(shape)], (dstr, sstr, shape)
     else:  # tiled
         doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q = args
-        w = b * _BLOCK_TILES
+        w = b * BLOCK_TILES
         units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
         scalars, dims = [doff, dp, dq, soff, sp, sq, P, Q, units], (odstr, osstr, oshape)
-    return _table_row(path, scalars, _reach(src_layout)[1], dims)
+    return _table_row(path, scalars, reach(src_layout)[1], dims)
 
 
 def _table_row(path: str, scalars, reach: int, dims: tuple = ()) -> tuple:
@@ -772,10 +778,10 @@ def _many_s(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
 def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
     """``copy_into(dst, dst_layouts[i], srcs[i], src_layouts[i])`` for every i.
 
-    Same-dtype copies below the parallel size run in one kernel call per ``_MANY``
+    Same-dtype copies below the parallel size run in one kernel call per ``MANY``
     copies, each with the path ``plan_copy`` chooses for it alone; the others (dtype
     conversions, read-only or unaligned buffers, big copies) go through ``copy_into``.
-    Every layout is validated against its buffer before its copy (past ``_MANY`` srcs,
+    Every layout is validated against its buffer before its copy (past ``MANY`` srcs,
     an error may leave the first batches written); dst views must not overlap each
     other or the srcs (the caller's guarantee, as for ``copy_into``).
     """
@@ -855,13 +861,13 @@ class ManyCopy:
         return self
 
     def _batch(self, dst, n_srcs: int, fast: list, rows: list) -> None:
-        """The kernel calls for srcs ``fast`` (``rows[k]`` is fast[k]'s table row), ``_MANY`` a call."""
+        """The kernel calls for srcs ``fast`` (``rows[k]`` is fast[k]'s table row), ``MANY`` a call."""
         self.half = _HALF_BITS.get(dst.dtype)
         pad = np.empty(0, dst.dtype if self.half is None else self.half)  # fills a short batch's tuple
         self.runs = tuple(
-            (tuple(fast[lo : lo + _MANY]), np.array([x for row in rows[lo : lo + _MANY] for x in row], np.int64),
-             (pad,) * (_MANY - len(fast[lo : lo + _MANY])))
-            for lo in range(0, len(fast), _MANY)
+            (tuple(fast[lo : lo + MANY]), np.array([x for row in rows[lo : lo + MANY] for x in row], np.int64),
+             (pad,) * (MANY - len(fast[lo : lo + MANY])))
+            for lo in range(0, len(fast), MANY)
         )
         # The usual cat: every src in one kernel call, in the caller's order.
         self.whole = len(self.runs) == 1 and self.runs[0][0] == tuple(range(n_srcs))
@@ -871,7 +877,7 @@ class ManyCopy:
     def run(self, dst: np.ndarray, srcs: tuple) -> bool:
         """The copies into ``dst`` (of the size and dtype it was built for) from ``srcs``;
         False when the kernel refuses a batch of srcs.  That batch wrote nothing, but the
-        ones before it (past ``_MANY`` srcs) did: the caller starts over."""
+        ones before it (past ``MANY`` srcs) did: the caller starts over."""
         bits, kin = dst, srcs
         if self.half is not None:  # numba moves the half types as their bits: f16 and bf16 alike
             bits, kin = dst.view(self.half), list(srcs)
@@ -939,57 +945,60 @@ def dense_in_order_of(layout: Layout) -> Layout:
     return Layout(layout.shape, stride, 0)
 
 
-def _exec_run(d, s, n, doff, soff, count):
-    chunks = _nchunks(count, count)
+def _parallel(run):
+    def par(d, s):
+        with parallel_guard(), parallel_chunksize(1):
+            run(d, s)
+    return par
+
+
+# Each ``_prep_*`` turns a plan's integers into ``run(dst, src)``: the kernel with its
+# arrays made, its chunks counted and its serial/parallel driver chosen, so that a kept
+# plan runs with nothing left to decide.
+
+
+def _prep_run(n, itemsize, doff, soff, count):
+    chunks = nchunks(count, count)
     if chunks < 2:
-        _run_s(d, doff, s, soff, count)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _run_p(d, doff, s, soff, count, chunks)
+        return lambda d, s: _run_s(d, doff, s, soff, count)
+    return _parallel(lambda d, s: _run_p(d, doff, s, soff, count, chunks))
 
 
-def _exec_rows(d, s, n, doff, drow, soff, srow, rows, cols):
-    chunks = _nchunks(rows, n)
+def _prep_rows(n, itemsize, doff, drow, soff, srow, rows, cols):
+    chunks = nchunks(rows, n)
     if chunks < 2:
-        _rows_s(d, doff, drow, s, soff, srow, rows, cols)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks)
+        return lambda d, s: _rows_s(d, doff, drow, s, soff, srow, rows, cols)
+    return _parallel(lambda d, s: _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks))
 
 
-def _exec_blocks(d, s, n, doff, soff, dims, strides, blen):
+def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen):
     nblocks = prod(dims)
     oshape, ostride = _i64(dims), _i64(strides)
-    chunks = _nchunks(nblocks, n)
+    chunks = nchunks(nblocks, n)
     if chunks < 2:
-        _blocks_s(d, doff, s, soff, oshape, ostride, blen, nblocks)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _blocks_p(d, doff, s, soff, oshape, ostride, blen, nblocks, chunks)
+        return lambda d, s: _blocks_s(d, doff, s, soff, oshape, ostride, blen, nblocks)
+    return _parallel(lambda d, s: _blocks_p(d, doff, s, soff, oshape, ostride, blen, nblocks, chunks))
 
 
-def _exec_general(d, s, n, doff, dstr, soff, sstr, shape):
+def _prep_general(n, itemsize, doff, dstr, soff, sstr, shape):
     dstr, sstr, shape = _i64(dstr), _i64(sstr), _i64(shape)
-    chunks = _nchunks(n, n)
+    chunks = nchunks(n, n)
     if chunks < 2:
-        _nd_s(d, doff, dstr, s, soff, sstr, shape, n)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _nd_p(d, doff, dstr, s, soff, sstr, shape, n, chunks)
+        return lambda d, s: _nd_s(d, doff, dstr, s, soff, sstr, shape, n)
+    return _parallel(lambda d, s: _nd_p(d, doff, dstr, s, soff, sstr, shape, n, chunks))
 
 
-def _exec_tiled(d, s, n, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q):
-    b = tile_edge(s.itemsize)
-    w = b * _BLOCK_TILES
+def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q):
+    b = tile_edge(itemsize)
+    w = b * BLOCK_TILES
     units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
-    args = (d, doff, _i64(odstr), dp, dq, s, soff, _i64(osstr), sp, sq, _i64(oshape), P, Q, b, units)
-    chunks = _nchunks(units, n)
+    odstr, osstr, oshape = _i64(odstr), _i64(osstr), _i64(oshape)
+    chunks = nchunks(units, n)
     if chunks < 2:
-        _tile_s(*args)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _tile_p(*args, chunks)
+        return lambda d, s: _tile_s(d, doff, odstr, dp, dq, s, soff, osstr, sp, sq, oshape, P, Q, b, units)
+    return _parallel(lambda d, s: _tile_p(d, doff, odstr, dp, dq, s, soff, osstr, sp, sq, oshape, P, Q, b, units,
+                                          chunks))
 
 
-_EXEC = {"run": _exec_run, "rows": _exec_rows, "blocks": _exec_blocks, "general": _exec_general,
-         "tiled": _exec_tiled}
+_PREP = {"run": _prep_run, "rows": _prep_rows, "blocks": _prep_blocks, "general": _prep_general,
+         "tiled": _prep_tiled}

@@ -64,15 +64,25 @@ import functools
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
-from . import PARALLEL_MIN, check_in_buffer, writes_twice
+from .common import (
+    CHUNKS_PER_THREAD,
+    PARALLEL_MIN,
+    TILE_BYTES,
+    TILE_FLOOR,
+    TILE_MAX,
+    TILE_MIN,
+    TILE_PAD,
+    check_in_buffer,
+    reach as _reach,
+    writes_twice,
+)
 from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
-from .half import bf16_bits_to_f32, f16_bits_to_f32, f32_to_bf16_bits, f32_to_f16_bits
+from .half import BF16 as _BF16, F16 as _F16, HALF_VIEW, dec as _dec, enc as _enc
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
 import numba  # noqa: E402
@@ -87,6 +97,8 @@ __all__ = [
     "unary",
     "binary",
     "where",
+    "bind",
+    "plan",
 ]
 
 _FLOAT = frozenset({"float32", "float64"})
@@ -101,23 +113,10 @@ _NP_NAMES = {np.dtype(n): n for n in _ALL}
 # back on store.  Kernels see their bits through integer views (numba has no
 # half arithmetic), f16 as uint16 and bf16 as int16 (strided has neither
 # integer dtype), so the element type alone tells ``_dec``/``_enc`` the format.
-_F16 = np.dtype(np.float16)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_HALF_VIEW = {_F16: np.dtype(np.uint16), _BF16: np.dtype(np.int16)}
 _NP_NAMES[_F16] = "float16"
 _NP_NAMES[_BF16] = "bfloat16"
 # The dtype name a buffer computes in: what decides dispatch and operand agreement.
-_COMPUTE = {d: ("float32" if d in _HALF_VIEW else n) for d, n in _NP_NAMES.items()}
-
-TILE_MIN = 8  # TILED needs both tiled dims at least this long to pay for itself
-# Tile side: a tile row should be a page (TILE_BYTES) long, so that the
-# transposed operand is read in 4 KiB runs, the longest the hardware
-# prefetchers follow (measured: 64 -> 1024 f32 sides take a + b.t() from 96 to
-# 42 ms); smaller when that leaves too few tiles to share between threads.
-TILE_BYTES = 4096
-TILE_MAX = 1024
-TILE_FLOOR = 64
-CHUNKS_PER_THREAD = 4
+_COMPUTE = {d: ("float32" if d in HALF_VIEW else n) for d, n in _NP_NAMES.items()}
 
 DENSE, BCAST, GENERAL, TILED = 0, 1, 2, 3
 PATH_NAMES = {DENSE: "dense", BCAST: "bcast", GENERAL: "general", TILED: "tiled"}
@@ -174,34 +173,6 @@ def _ov_zero(x):
 def _ov_one(x):
     ty = x
     return lambda x: ty(1)
-
-
-def _dec(v):  # pragma: no cover - replaced by the overload in jitted code
-    raise NotImplementedError
-
-
-def _enc(buf, v):  # pragma: no cover
-    raise NotImplementedError
-
-
-@overload(_dec, jit_options=dict(error_model="numpy"))
-def _ov_dec(v):
-    """An element as the kernel computes with it: half bits to f32, anything else itself."""
-    if v == types.uint16:
-        return lambda v: f16_bits_to_f32(v)
-    if v == types.int16:
-        return lambda v: bf16_bits_to_f32(v)
-    return lambda v: v
-
-
-@overload(_enc, jit_options=dict(error_model="numpy"))
-def _ov_enc(buf, v):
-    """A computed value as ``buf`` stores it: f32 rounded once to half bits, else itself."""
-    if buf.dtype == types.uint16:
-        return lambda buf, v: f32_to_f16_bits(v)
-    if buf.dtype == types.int16:
-        return lambda buf, v: np.int16(f32_to_bf16_bits(v))
-    return lambda buf, v: v
 
 
 _F32 = np.float32
@@ -570,8 +541,7 @@ def _next_row(shape, st, idx, base, nops):
 # Tiles: an operand whose inner stride is 1 is read (or written) in place, row
 # by row; any other one goes through a scratch tile, loaded (stored) along its
 # smaller stride so that memory is walked in short forward runs.  Scratch rows
-# are padded so that the 64 rows of a tile do not share cache sets.
-_TPAD = 16
+# are TILE_PAD elements longer than the tile, so that its rows do not share cache sets.
 
 
 @_jitable
@@ -678,7 +648,7 @@ def _make_unary(fn):
 
     def tiles(out, x, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        tw = tile + _TPAD
+        tw = tile + TILE_PAD
         so0, so1 = st[0, nd - 2], st[0, nd - 1]
         sx0, sx1 = st[1, nd - 2], st[1, nd - 1]
         dx = sx1 == 1
@@ -763,7 +733,7 @@ def _make_binary(fn):
 
     def tiles(out, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        tw = tile + _TPAD
+        tw = tile + TILE_PAD
         so0, so1 = st[0, nd - 2], st[0, nd - 1]
         sx0, sx1 = st[1, nd - 2], st[1, nd - 1]
         sy0, sy1 = st[2, nd - 2], st[2, nd - 1]
@@ -849,7 +819,7 @@ def _make_where():
 
     def tiles(out, c, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
-        tw = tile + _TPAD
+        tw = tile + TILE_PAD
         so0, so1 = st[0, nd - 2], st[0, nd - 1]
         sc0, sc1 = st[1, nd - 2], st[1, nd - 1]
         sx0, sx1 = st[2, nd - 2], st[2, nd - 1]
@@ -1070,11 +1040,14 @@ def _choose(layouts: list, itemsize: int, nthreads: int, parallel_min: int, tile
         outer = 1
         for n in shape[:-2]:
             outer *= n
-        tile = min(TILE_MAX, max(TILE_FLOOR, tile_bytes // itemsize))
+        tile = min(TILE_MAX, max(TILE_FLOOR, tile_bytes // itemsize))  # a page-long row
+        # No larger than the tiled dims: the scratch tiles are allocated at this side.
+        tile = min(tile, max(shape[-1], shape[-2]))
 
         def ntiles(t):
             return outer * (-(-shape[-2] // t)) * (-(-shape[-1] // t))
 
+        # Smaller when that leaves too few tiles to share between threads.
         while parallel and tile > TILE_FLOOR and ntiles(tile) < 2 * nthreads:
             tile //= 2
         work = ntiles(tile)
@@ -1108,9 +1081,78 @@ def _launch(ks: dict, bufs: tuple, layouts: tuple) -> None:
         k(*bufs, shape, st, offs, 0, p.work, last)
 
 
+def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
+    """A checked elementwise call to repeat, or None when the operands need the entry
+    points' checks (which then say what is wrong).
+
+    ``kind`` is "unary", "binary" or "where"; ``layouts`` and ``dtypes`` (numpy dtypes)
+    list the output first, then the inputs in the entry point's order.  Everything but
+    the buffers is checked here, once: returns ``(run, reach)``, and ``run(out, *inputs)``
+    runs the kernel on buffers of those dtypes once the caller has checked that each
+    buffer is at least ``reach[i]`` long (the layouts' lowest offsets are checked here)."""
+    out_lay = layouts[0]
+    spec = (UNARY_OPS if kind == "unary" else BINARY_OPS).get(op) if kind != "where" else None
+    if kind != "where" and spec is None:
+        return None
+    comps = [_COMPUTE.get(np.dtype(d)) for d in dtypes]
+    if None in comps or any(not isinstance(l, Layout) or l.shape != out_lay.shape for l in layouts):
+        return None
+    if kind == "where":
+        if dtypes[1] != np.bool_ or not (dtypes[0] == dtypes[2] == dtypes[3]):
+            return None
+    elif comps[1] not in spec.dtypes or any(c != comps[1] for c in comps[2:]):
+        return None
+    elif kind == "unary" and dtypes[0] != dtypes[1]:
+        return None
+    elif spec.bool_out and dtypes[0] != np.bool_ or not spec.bool_out and comps[0] != comps[1]:
+        return None
+    reach = []
+    for lay in layouts:
+        lo, hi = _reach(lay)
+        if lo < 0:
+            return None
+        reach.append(hi)
+    if writes_twice(out_lay) or out_lay.numel == 0:
+        return None
+    if kind == "where":
+        views = tuple(None if i == 1 or np.dtype(d) not in HALF_VIEW else np.dtype(np.uint16) for i, d in enumerate(dtypes))
+    else:
+        views = tuple(HALF_VIEW.get(np.dtype(d)) for d in dtypes)
+    itemsize = max((np.dtype(d) if v is None else v).itemsize for d, v in zip(dtypes, views))
+    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)
+    tiled = p.path == TILED
+    k = _kernel_set({"unary": "u", "binary": "b", "where": "w"}[kind], op if kind != "where" else "where")[(tiled, p.parallel)]
+    last = p.tile if tiled else p.path
+    tail = (shape, st, offs, p.work, p.nchunks, last) if p.parallel else (shape, st, offs, 0, p.work, last)
+    if p.parallel:
+        def run(*bufs):
+            bufs = [b if v is None else b.view(v) for b, v in zip(bufs, views)]
+            with parallel_guard():
+                old = numba.set_parallel_chunksize(1)
+                try:
+                    k(*bufs, *tail)
+                finally:
+                    numba.set_parallel_chunksize(old)
+    elif any(v is not None for v in views):
+        def run(*bufs):
+            k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
+    elif len(layouts) == 2:
+        def run(o, x):
+            k(o, x, shape, st, offs, 0, p.work, last)
+    elif len(layouts) == 3:
+        w = p.work
+
+        def run(o, x, y):
+            k(o, x, y, shape, st, offs, 0, w, last)
+    else:
+        def run(*bufs):
+            k(*bufs, *tail)
+    return run, tuple(reach)
+
+
 def _kview(buf):
     """The buffer as the kernels type it: half types as their integer bit views."""
-    v = _HALF_VIEW.get(buf.dtype)
+    v = HALF_VIEW.get(buf.dtype)
     return buf if v is None else buf.view(v)
 
 
@@ -1210,6 +1252,6 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         raise DTypeError(f"where: expected a, b and out of one dtype, got {a.dtype}, {b.dtype} and {out.dtype}")
     if out_layout.numel == 0:
         return
-    if a.dtype in _HALF_VIEW:
+    if a.dtype in HALF_VIEW:
         out, a, b = out.view(np.uint16), a.view(np.uint16), b.view(np.uint16)
     _launch(_kernel_set("w", "where"), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))

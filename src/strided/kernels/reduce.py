@@ -51,12 +51,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import PARALLEL_MIN, check_in_buffer, writes_twice
+from .common import (
+    BLOCK,
+    CHUNKS_PER_THREAD,
+    FOLD,
+    MAX_WIDTH,
+    PARALLEL_MIN,
+    SPLIT_MIN,
+    SPLIT_ROWS,
+    STACK,
+    check_in_buffer,
+    reach as _reach,
+    writes_twice,
+)
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
-from .elementwise import _HALF_VIEW, _dec
+from .half import HALF_VIEW, dec as _dec
 
 import numba  # noqa: E402  (numba comes after strided.threads)
 from numba import njit, prange, types  # noqa: E402
@@ -73,7 +85,7 @@ _NP_DTYPES = frozenset(np.dtype(n) for n in _DTYPES)  # native byte order only
 # integer views elementwise uses (f16 as uint16, bf16 as int16) and ``_dec``
 # widens each element to f32 as it is loaded, so the loops compute exactly what
 # they computed on an f32 copy, without the copy.  Their accumulator is f32.
-_HALF_NAMES = {d: ("float16" if d == np.float16 else "bfloat16") for d in _HALF_VIEW}
+_HALF_NAMES = {d: ("float16" if d == np.float16 else "bfloat16") for d in HALF_VIEW}
 _JIT = dict(cache=True, error_model="numpy")
 # Plain functions registered for jitted callers (see elementwise.py: a closure
 # over a dispatcher defeats numba's on-disk cache).
@@ -81,11 +93,6 @@ _jitable = register_jitable(error_model="numpy")
 _leaf_jitable = register_jitable(error_model="numpy", fastmath={"reassoc"})
 
 INNER, OUTER = "inner", "outer"
-BLOCK = 4096  # elements per leaf: long enough that the per-leaf cost (a horizontal sum, a push) is small
-FOLD = 64  # OUTER: rows per block accumulator
-MAX_WIDTH = 4096  # OUTER: columns per work item, so the accumulators stay in L1/L2
-CHUNKS_PER_THREAD = 4
-STACK = 64  # cascade depth: enough for 2^64 leaves
 
 
 # ---------------------------------------------------------------------------
@@ -627,7 +634,7 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
         if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
             raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
                                + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
-        if buf.dtype not in _NP_DTYPES and not (what == "src" and buf.dtype in _HALF_VIEW):
+        if buf.dtype not in _NP_DTYPES and not (what == "src" and buf.dtype in HALF_VIEW):
             raise DTypeError(
                 f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
                 f"(expected one of {', '.join(sorted(_DTYPES))}"
@@ -748,7 +755,7 @@ def _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> Re
     if case == INNER:
         nsplit = 1
         if parallel and nk < want:
-            nsplit = max(1, min(-(-want // nk), nr // 4096))
+            nsplit = max(1, min(-(-want // nk), nr // SPLIT_MIN))
         work = nk * nsplit
         nchunks = min(want, work) if parallel else 1
         return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
@@ -763,7 +770,7 @@ def _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> Re
             width = max(1, min(width, -(-n_in // -(-want // nko))))
         else:
             # split the rows: each part reads whole rows forwards into its own partial vector
-            nrsplit = max(1, min(-(-want // (nko * -(-n_in // width))), nr // 16))
+            nrsplit = max(1, min(-(-want // (nko * -(-n_in // width))), nr // SPLIT_ROWS))
     ncol = -(-n_in // width)
     items = nko * ncol * nrsplit
     nchunks = min(want, items) if parallel else 1
@@ -816,12 +823,12 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     if op not in REDUCE_OPS:
         raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
     dims = _check(op, src, src_layout, dims, out, out_layout)
-    if src.dtype in _HALF_VIEW:
+    if src.dtype in HALF_VIEW:
         if out.dtype != np.float32:
             raise DTypeError(
                 f"{op}: a {_HALF_NAMES[src.dtype]} source accumulates in float32, got a {out.dtype} output"
             )
-        src = src.view(_HALF_VIEW[src.dtype])
+        src = src.view(HALF_VIEW[src.dtype])
     if out_layout.numel == 0:
         return
     if src_layout.numel == 0:
@@ -831,25 +838,69 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
             )
         _fill_out(out, out_layout, _identity(op, out.dtype))
         return
+    _runner(op, src_layout, out_layout, dims, out.dtype)(src, out)
+
+
+def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: np.dtype):
+    """``run(src, out)``: the planned reduction kernel on buffers already checked for these
+    layouts (src as the kernels see it: half types as their bit views)."""
     p, (kshape, kst, rshape, rst) = _plan_and_arrays(
         src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN
     )
-    ident = _identity(op, out.dtype)
+    ident = _identity(op, acc)
     k = _kernel_set(op)[(p.case, p.parallel)]
     so, oo = p.src_offset, p.out_offset
-    if p.case == INNER and p.parallel:
-        part = np.empty(p.nk * p.nsplit if p.nsplit > 1 else 0, dtype=out.dtype)
-        args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident)
+    par = p.parallel
+    if p.case == INNER and par:
+        m = p.nk * p.nsplit if p.nsplit > 1 else 0
+
+        def run(src, out):
+            part = np.empty(m, dtype=acc)
+            _call(k, (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident), True)
     elif p.case == INNER:
-        args = (src, out, kshape, kst, rshape, rst, so, oo, p.nr, 0, p.nk, ident)
+        nr, nk = p.nr, p.nk
+
+        def run(src, out):
+            k(src, out, kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)
     else:
         nitems = (p.nk // p.kshape[-1]) * p.ncol * p.nrsplit
-        part = np.empty((nitems if p.nrsplit > 1 else 0, p.width), dtype=out.dtype)
-        if p.parallel:
-            args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
+        rows = nitems if p.nrsplit > 1 else 0
+        if par:
+            tail = (so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
         else:
-            args = (src, out, part, kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, 1, 0, nitems, ident)
-    _call(k, args, p.parallel)
+            tail = (so, oo, p.nr, p.ncol, p.width, 1, 0, nitems, ident)
+        width = p.width
+
+        def run(src, out):
+            part = np.empty((rows, width), dtype=acc)
+            _call(k, (src, out, part, kshape, kst, rshape, rst, *tail), par)
+    return run
+
+
+def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype, out_dtype):
+    """A checked reduction to repeat, or None when the operands need ``reduce``'s checks
+    (which then say what is wrong): ``(run, reach)``; ``run(src, out)`` reduces buffers of
+    these numpy dtypes once the caller has checked ``len(src) >= reach[0]`` and
+    ``len(out) >= reach[1]``.  ``dims`` are sorted and distinct."""
+    src_dtype, out_dtype = np.dtype(src_dtype), np.dtype(out_dtype)
+    if op not in REDUCE_OPS or out_dtype not in _NP_DTYPES:
+        return None
+    view = HALF_VIEW.get(src_dtype)
+    if (view is not None and out_dtype != np.float32) or (view is None and src_dtype not in _NP_DTYPES):
+        return None
+    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
+    if out_layout.shape != keep or writes_twice(out_layout) or src_layout.numel == 0 or out_layout.numel == 0:
+        return None
+    (slo, shi), (olo, ohi) = _reach(src_layout), _reach(out_layout)
+    if slo < 0 or olo < 0:
+        return None
+    run = _runner(op, src_layout, out_layout, dims, out_dtype)
+    if view is not None:
+        inner = run
+
+        def run(src, out):
+            inner(src.view(view), out)
+    return run, (shi, ohi)
 
 
 def _call(k, args, parallel: bool) -> None:
@@ -875,9 +926,9 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     dims = _check(op, src, src_layout, (int(dim),), out, out_layout)
     if out.dtype != np.int64:
         raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
-    half = src.dtype in _HALF_VIEW
+    half = src.dtype in HALF_VIEW
     if half:
-        src = src.view(_HALF_VIEW[src.dtype])
+        src = src.view(HALF_VIEW[src.dtype])
     d = dims[0]
     if out_layout.numel == 0:
         return

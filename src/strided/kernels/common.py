@@ -1,0 +1,116 @@
+"""What every kernel family shares: the tuning constants, the buffer bounds check and the
+stride-0 write check.
+
+Every threshold of the families lives here with the reason for its value (the
+figures, where they matter, belong in docs/benchmarks.md).  A family imports the names
+it uses (``from .common import NAME``) and reads its own binding, so a test may
+patch e.g. ``strided.kernels.copy.COPY_PARALLEL_MIN`` to move one family's
+threshold alone.
+
+Importing it imports ``strided.threads`` first, which fixes numba's thread pool
+and threading layer before numba starts.
+"""
+
+import functools
+
+from ..errors import StridedError
+from .. import threads as _threads  # noqa: F401  (must precede any numba import)
+
+# ---------------------------------------------------------------------------
+# every family
+
+# Below this many elements a kernel runs on the calling thread: waking the pool costs more
+# than the loop (docs/benchmarks.md has the measurements).
+PARALLEL_MIN = 1 << 16
+# Parallel work is cut into this many chunks per thread, handed out one at a time: a thread
+# that the OS preempts (a busy machine) holds up one small chunk, not a fixed share.
+CHUNKS_PER_THREAD = 4
+
+# ---------------------------------------------------------------------------
+# elementwise
+
+# TILED needs both tiled dims at least this long to pay for itself.
+TILE_MIN = 8
+# Tile side: a tile row should be a page long, so that the transposed operand is read in
+# 4 KiB runs, the longest the hardware prefetchers follow (see docs/benchmarks.md).
+TILE_BYTES = 4096
+# The longest side: 1- and 2-byte dtypes stop at the f32 side, whose scratch tile
+# (side x (side + TILE_PAD) elements) is already a few MiB.
+TILE_MAX = 1024
+# The shortest side that halving (to give every thread tiles) goes down to: shorter rows
+# are no longer the long forward runs that tiling is for.
+TILE_FLOOR = 64
+# Scratch tile rows are padded by this many elements, so that the rows of a tile do not
+# share cache sets.
+TILE_PAD = 16
+
+# ---------------------------------------------------------------------------
+# reduce
+
+# Elements per leaf: long enough that the per-leaf cost (a horizontal sum, a push) is small.
+BLOCK = 4096
+# OUTER: rows added into a block accumulator before it is folded into the total, so that no
+# sum runs long sequentially (the OUTER counterpart of the pairwise cascade).
+FOLD = 64
+# OUTER: columns per work item, so that the accumulators stay in L1/L2.
+MAX_WIDTH = 4096
+# Cascade depth: enough for 2^64 leaves.
+STACK = 64
+# INNER split (few outputs): each part reduces at least a leaf; a shorter one would cost a
+# partial result and a combine for less than a leaf's work.
+SPLIT_MIN = BLOCK
+# OUTER split by rows: each part accumulates at least this many rows, for the partial
+# vector it fills and the pass that combines it.
+SPLIT_ROWS = 16
+
+# ---------------------------------------------------------------------------
+# copy and index
+
+# Copies go parallel only from 4M elements: a copy is memory-bound, so a second thread
+# gains little, while a parallel region whose worker waits for a CPU held by another
+# process ends a scheduler tick or two late.  Only copies that take milliseconds on one
+# thread can risk it (see docs/benchmarks.md).
+COPY_PARALLEL_MIN = 64 * PARALLEL_MIN
+# Multiple blocks at least this long are copied one memmove each; shorter ones go to the
+# general kernel, whose inline loop beats a call per block.
+BLOCK_MIN = 16
+# Below this many elements a call to memmove costs more than the inline loop.
+DENSE_MEMMOVE_MIN = 64
+# glibc's memmove switches to non-temporal stores past a size threshold (a fraction of the
+# L3), slower on these machines than cached stores: long runs go in pieces below it.
+RUN_PIECE_BYTES = 1 << 20
+# Tiled copy: a block is this many tiles a side, its tiles taken along src's fast dim
+# first, so src is read in runs of BLOCK_TILES tiles (a page for f32) rather than one.
+BLOCK_TILES = 16
+# Shortest src dim worth a tile of its own (tile edges are 32 to 128 elements): a shorter
+# one fills a sliver of every tile and leaves the loops all overhead.
+SHORT_P = 32
+# Copies batched into one kernel call: their srcs travel as this many arguments (s0..s7 of
+# ``copy._many_s``), so numba compiles one kernel per dtype rather than one per count.
+MANY = 8
+
+# ---------------------------------------------------------------------------
+# checks
+
+
+def check_in_buffer(op: str, what: str, buf, lay) -> None:
+    """Raise unless every element of ``lay`` lies in ``buf``, naming the op and the operand.
+    The span is cached: the repeat calls of a model step cost a dict lookup."""
+    lo, hi = reach(lay)
+    if lo < 0 or hi > len(buf):
+        try:
+            lay.validate(len(buf))
+        except StridedError as e:
+            raise type(e)(f"{op}: {what}: {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def reach(lay) -> tuple[int, int]:
+    """(lowest offset, highest offset + 1) that ``lay`` touches; (0, 0) when it has no elements."""
+    return lay.span() if lay.numel else (0, 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def writes_twice(lay) -> bool:
+    """A stride-0 dim of size > 1: writing through ``lay`` stores several elements at one address."""
+    return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))
