@@ -18,24 +18,25 @@ from .errors import (
 from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, UniformBlocks
 from .layout.layout import broadcast_shapes
 from .storage import Storage, pool_bytes, set_buffer_pool
-from .tensor import (
-    Tensor,
-    arange,
-    as_strided,
-    empty,
-    from_numpy,
-    full,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randn,
-    same_buffer,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from .tensor import Tensor, as_strided, same_buffer
+from .creation import arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
+from . import ops  # noqa: E402  (installs Tensor's math, copies and writes from the op registry)
+from .ops import cat, index_select, where
+from . import interop  # noqa: E402  (installs the array interface and DLPack methods)
+from .interop import DLPackError, from_dlpack
+from . import printing  # noqa: E402
+from .autograd import GradStore, Var, backward, sorted_nodes  # installs Tensor.backward
 from .threads import get_num_threads, set_num_threads
+
+Tensor.__repr__ = printing.format_tensor
+
+
+def _describe(self) -> str:
+    """Dims, stride, offset, contiguity, span, classification and StridedBlocks on one screen."""
+    return printing.describe(self.layout, dtype=self.dtype, buffer_len=len(self._storage))
+
+
+Tensor.describe = _describe
 
 globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays untouched elsewhere
 
@@ -51,30 +52,16 @@ def __getattr__(name):
 
 
 def _lazy(name):
-    if name in ("cat", "where", "index_select"):
-        from . import ops
-
-        return getattr(ops, name)
     if name in ("matmul",):
         from . import linalg
 
         return linalg.matmul
-    if name in ("from_dlpack", "DLPackError"):
-        from . import interop
-
-        return getattr(interop, name)
     if name in ("set_printoptions", "get_printoptions", "printoptions"):
-        from . import printing
-
         return getattr(printing, name)
     if name in ("may_overlap", "overlaps"):
         from .layout import analysis
 
         return getattr(analysis, name)
-    if name in ("Var", "GradStore", "sorted_nodes", "backward"):
-        from . import autograd
-
-        return getattr(autograd, name)
     if name in ("tiles", "local_tile"):
         from . import tiling
 

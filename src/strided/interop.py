@@ -61,7 +61,9 @@ from . import dtype as dt
 from .errors import DTypeError, StridedError
 from .layout import Layout
 from .layout.layout import contiguous_strides
+from .creation import from_numpy
 from .storage import wrap
+from .tensor import Tensor
 
 __all__ = ["array_interface", "to_dlpack", "from_dlpack", "DLPackError", "dlpack_counters"]
 
@@ -355,8 +357,6 @@ def _wants_versioned(max_version) -> bool:
 
 def to_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule over ``t`` (see the module notes for copies and negative strides)."""
-    from .tensor import from_numpy
-
     if stream is not None:
         raise DLPackError(
             f"__dlpack__: strided tensors live on the CPU, which has no streams; "
@@ -497,7 +497,6 @@ def from_dlpack(x, /, *, device=None, copy=None):
     (negative and zero strides included); read-only exports import read-only.
     ``copy=True`` returns a compact copy; ``copy=False`` asks the producer never to copy.
     """
-    from .tensor import Tensor, from_numpy
 
     copy = _check_copy("from_dlpack", copy)
     if device is not None and device not in ("cpu", (K_DL_CPU, 0)):
@@ -603,3 +602,26 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if copy and not producer_copied:
         return from_numpy(np.array(out.numpy(), copy=True, order="C"))
     return out
+
+
+# ---------------------------------------------------------------------------
+# Tensor's exchange methods
+
+_DL_DEVICES = {"cpu": (K_DL_CPU, 0)}
+
+
+def _dlpack_device(t) -> tuple[int, int]:
+    """(DLPack device type, device id) of the storage behind ``t``."""
+    dev = _DL_DEVICES.get(t._storage.device)
+    if dev is None:
+        raise DLPackError(f"__dlpack_device__: no DLPack device is known for {t._storage.device!r}")
+    return dev
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+
+Tensor.__array_interface__ = property(array_interface)
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device

@@ -28,6 +28,7 @@ _POOL_ENV = "STRIDED_POOL_BYTES"
 # for every allocation (7.5 ms of page faults at 32 MiB, measured), and from 24 MiB it
 # already sometimes does.
 _MIN_POOLED = 1 << 24
+_new = object.__new__
 
 
 def _env_pool_bytes() -> int:
@@ -99,15 +100,22 @@ def pool_bytes() -> int:
 
 
 class Storage:
-    """A 1-D buffer shared by every view over it.
+    """A 1-D buffer shared by every view over it, on a device.
 
-    ``data`` is the typed 1-D numpy array kernels read and write.  Buffers that
-    came from the pool are ``_Pooled`` storages, which give them back as they die.
+    ``data`` is the typed 1-D numpy array kernels read and write; ``device`` names
+    where it lives (``"cpu"`` for these), which picks the kernels that run on it
+    (``strided.backend``).  Buffers that came from the pool are ``_Pooled``
+    storages, which give them back as they die.
     """
 
     __slots__ = ("data", "__weakref__")
+    device = "cpu"
 
     def __init__(self, data: np.ndarray):
+        if not isinstance(data, np.ndarray) or data.ndim != 1 or not data.flags.c_contiguous:
+            got = (f"an array of shape {data.shape} and strides {data.strides}" if isinstance(data, np.ndarray)
+                   else type(data).__name__)
+            raise StridedError(f"Storage: expected a 1-D contiguous numpy array, got {got}")
         self.data = data
 
     @property
@@ -183,7 +191,9 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
     if raw is None:
         try:
             if nbytes < _MIN_POOLED:
-                return Storage(np.empty(numel, np_dtype))
+                s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
+                s.data = np.empty(numel, np_dtype)
+                return s
             raw = np.empty(nbytes, np.uint8)
         except MemoryError:
             raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None

@@ -17,6 +17,8 @@ import math
 import os
 import threading
 
+from . import caches
+
 _ENV = "STRIDED_NUM_THREADS"
 
 
@@ -114,6 +116,7 @@ def set_num_threads(n: int) -> None:
         raise StridedError(f"set_num_threads: expected a positive integer, got {n!r}")
     _num_threads = n
     _apply()
+    caches.clear(threads_only=True)  # plans made for the old count must not be reused
 
 
 def _apply() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 from .harness import Case, torch_or_none
 
 
-def _pair(n: int, seed: int = 0):
+def random_pair(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     return rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
 
@@ -22,7 +22,7 @@ def kernel_cases(sizes=(1024, 2048, 4096)) -> list[Case]:
 
     def add(name, n, fs, fn, ft):
         def make(n=n):
-            a_np, b_np = _pair(n)
+            a_np, b_np = random_pair(n)
             bias_np = a_np[0].copy()
             a, b, bias = sd.from_numpy(a_np), sd.from_numpy(b_np), sd.from_numpy(bias_np)
             out = {"strided": lambda: fs(a, b, bias), "numpy": lambda: fn(a_np, b_np, bias_np)}
@@ -72,7 +72,7 @@ def half_cases(quick: bool = False) -> list[Case]:
     for label, np_dtype, torch_name in kinds:
         for name, fs, fn, ft in ops:
             def make(np_dtype=np_dtype, torch_name=torch_name, fs=fs, fn=fn, ft=ft):
-                a32, b32 = _pair(n)
+                a32, b32 = random_pair(n)
                 a_np, b_np = a32.astype(np_dtype), b32.astype(np_dtype)
                 a, b = sd.from_numpy(a_np), sd.from_numpy(b_np)
                 out = {"strided": lambda: fs(a, b), "numpy": lambda: fn(a_np, b_np)}
@@ -106,11 +106,11 @@ def cat_cases() -> list[Case]:
                         arrays = [rng.standard_normal((4, 128, 64), dtype=np.float32) for _ in range(8)]
                     ours = [sd.from_numpy(a) for a in arrays]
                     out = {
-                        "strided": _stream(sd.cat, calls, ours, dim),
-                        "numpy": _stream(np.concatenate, calls, arrays, dim),
+                        "strided": stream(sd.cat, calls, ours, dim),
+                        "numpy": stream(np.concatenate, calls, arrays, dim),
                     }
                     if torch is not None:
-                        out["torch"] = _stream(torch.cat, calls, [torch.from_numpy(a) for a in arrays], dim)
+                        out["torch"] = stream(torch.cat, calls, [torch.from_numpy(a) for a in arrays], dim)
                     return out
 
                 name = f"cat dim {dim}, {label}" + (f", {calls} in a row" if calls > 1 else "")
@@ -118,7 +118,7 @@ def cat_cases() -> list[Case]:
     return cases
 
 
-def _stream(fn, calls: int, *args):
+def stream(fn, calls: int, *args):
     """A timed run: ``calls`` calls of ``fn(*args)`` back to back."""
     if calls == 1:
         return lambda: fn(*args)
@@ -146,9 +146,9 @@ def overhead_cases() -> list[Case]:
         b_np = np.ones(4, dtype=np.float32)
         a, b = sd.from_numpy(a_np), sd.from_numpy(b_np)
         n, add = _OVERHEAD_CALLS, operator.add
-        out = {"strided": _stream(add, n, a, b), "numpy": _stream(add, n, a_np, b_np)}
+        out = {"strided": stream(add, n, a, b), "numpy": stream(add, n, a_np, b_np)}
         if torch is not None:
-            out["torch"] = _stream(add, n, torch.from_numpy(a_np), torch.from_numpy(b_np))
+            out["torch"] = stream(add, n, torch.from_numpy(a_np), torch.from_numpy(b_np))
         return out
 
     return [Case("per-op overhead", "4-element add", "4", make, calls=_OVERHEAD_CALLS)]

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import _pair, _stream
+from .cases import random_pair, stream
 from .harness import Case, Progress, pyplot, ratio, run_case, to_json, torch_or_none
 
 SIZES = (16, 64, 128, 256, 512, 1024, 2048)  # n for n x n tensors
@@ -78,7 +78,7 @@ def build(family: Family, n: int) -> dict:
     The sweep times exactly these callables, and the test compares their results."""
     import strided as sd
 
-    a_np, b_np = _pair(n)
+    a_np, b_np = random_pair(n)
     bias_np = a_np[0].copy()
     a, b, bias = sd.from_numpy(a_np), sd.from_numpy(b_np), sd.from_numpy(bias_np)
     fns = {"strided": lambda: family.ours(a, b, bias), "numpy": lambda: family.numpy(a_np, b_np, bias_np)}
@@ -122,7 +122,7 @@ def sweep_cases(sizes=SIZES, families=FAMILIES, sample_s: float = SAMPLE_S) -> l
             def make(case=case, family=family, n=n):
                 fns = build(family, n)
                 case.calls = calls_for(fns.values(), sample_s)  # run_case divides the medians by it
-                return {lib: _stream(fn, case.calls) for lib, fn in fns.items()}
+                return {lib: stream(fn, case.calls) for lib, fn in fns.items()}
 
             case.make = make
             cases.append(case)

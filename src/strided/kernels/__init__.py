@@ -1,35 +1,38 @@
-"""numba kernels: flat 1-D buffers in, layout integers in, one dispatcher per family.
+"""The CPU backend: numba kernels over flat 1-D buffers and integer layout arguments.
 
-Importing this package imports ``strided.threads`` first, which fixes numba's
-thread pool and threading layer before numba starts.
+A backend is a module with one submodule per kernel family; the op layer finds
+it from a storage's device (``strided.backend``) and never reaches a kernel
+any other way.  Each family has one checked entry point taking buffers and
+layouts (never Tensors) and a pure ``plan()`` that returns integers only, so
+that another backend can run the same plans:
+
+============  ====================================  ==============================
+family        entry points                          plan
+============  ====================================  ==============================
+elementwise   ``unary``, ``binary``, ``where``,     ``plan(out, *inputs)``
+              ``bind`` (a checked call to repeat)
+reduce        ``reduce``, ``arg_reduce``, ``bind``  ``plan(src, dims, out)``
+copy          ``copy_into``, ``copy_many_into``,    ``plan_copy(dst, src)``
+              ``ManyCopy``, ``bind``
+index         ``index_select``                      (one path)
+matmul        ``matmul`` (loads BLAS on first use)  ``plan(...)``
+============  ====================================  ==============================
+
+The families share ``common`` (the parallel threshold, the bounds and stride-0
+write checks) and ``half`` (the f16/bf16 bit conversions and how kernels see
+half buffers).
 """
 
-import functools
+from . import common, copy, elementwise, half, index, reduce  # noqa: F401
+from .common import PARALLEL_MIN  # noqa: F401  (tests and benchmarks read it here)
 
-from ..errors import StridedError
-from .. import threads as _threads  # noqa: F401  (must precede any numba import)
-
-# Below this many elements a kernel runs on the calling thread: waking the pool costs more.
-PARALLEL_MIN = 1 << 16
+DEVICE = "cpu"
 
 
-def check_in_buffer(op: str, what: str, buf, lay) -> None:
-    """Raise unless every element of ``lay`` lies in ``buf``, naming the op and the operand.
-    The span is cached: the repeat calls of a model step cost a dict lookup."""
-    lo, hi = _reach(lay)
-    if lo < 0 or hi > len(buf):
-        try:
-            lay.validate(len(buf))
-        except StridedError as e:
-            raise type(e)(f"{op}: {what}: {e}") from None
+def __getattr__(name):
+    # matmul loads scipy's BLAS, a third of the import time: only when a product is asked for.
+    if name == "matmul":
+        import importlib
 
-
-@functools.lru_cache(maxsize=4096)
-def _reach(lay) -> tuple[int, int]:
-    return lay.span() if lay.numel else (0, 0)
-
-
-@functools.lru_cache(maxsize=1024)
-def writes_twice(lay) -> bool:
-    """A stride-0 dim of size > 1: writing through ``lay`` stores several elements at one address."""
-    return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))
+        return importlib.import_module(".matmul", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

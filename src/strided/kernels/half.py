@@ -17,12 +17,20 @@ lose bits.
 
 from __future__ import annotations
 
-from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
+from .. import threads as _threads  # noqa: F401  (before numba; common imports this module)
 
+import ml_dtypes
 import numpy as np
 import llvmlite.ir as llir
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
+
+# The half types as kernels see them: integer views of their bits, f16 as uint16 and
+# bf16 as int16 (strided has neither integer dtype), so that the element type alone
+# tells ``dec``/``enc`` (and the copy kernels' conversions) which format it holds.
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+HALF_VIEW = {F16: np.dtype(np.uint16), BF16: np.dtype(np.int16)}
 
 
 # -- scalar bit casts: numba has no scalar view, so reinterpret in LLVM ---------
@@ -221,3 +229,31 @@ def bf16_bits_to_f16_bits(b):
 @njit(cache=True)
 def f16_bits_to_bf16_bits(h):
     return f32_to_bf16_bits(f16_bits_to_f32(h))
+
+
+def dec(v):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+def enc(buf, v):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(dec, jit_options=dict(error_model="numpy"))
+def _ov_dec(v):
+    """An element as the kernel computes with it: half bits to f32, anything else itself."""
+    if v == types.uint16:
+        return lambda v: f16_bits_to_f32(v)
+    if v == types.int16:
+        return lambda v: bf16_bits_to_f32(v)
+    return lambda v: v
+
+
+@overload(enc, jit_options=dict(error_model="numpy"))
+def _ov_enc(buf, v):
+    """A computed value as ``buf`` stores it: f32 rounded once to half bits, else itself."""
+    if buf.dtype == types.uint16:
+        return lambda buf, v: f32_to_f16_bits(v)
+    if buf.dtype == types.int16:
+        return lambda buf, v: np.int16(f32_to_bf16_bits(v))
+    return lambda buf, v: v

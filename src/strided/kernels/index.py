@@ -10,7 +10,7 @@ copy family.
 
 from __future__ import annotations
 
-from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
+from . import common  # noqa: F401  (imports strided.threads before numba)
 
 from functools import lru_cache
 
@@ -21,7 +21,9 @@ from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from ..threads import parallel_guard
-from .copy import _copy_run, _nchunks, _u, bits_view, check_buffer, check_dst_layout
+from .copy import bits_view, check_buffer, check_dst_layout, copy_run, nchunks
+
+_u = np.uint64  # unsigned buffer indices, as in the copy kernels: no wraparound test per access
 
 __all__ = ["index_select", "gather_offsets", "check_index"]
 
@@ -74,7 +76,7 @@ def _copy_block(dst, db, src, sb, shape, dstr, sstr, idx):
     si = sstr[last]
     if nd == 1:
         if di == 1 and si == 1:  # a dense slice (a row of an embedding table): memmove
-            _copy_run(dst, db, src, sb, inner)
+            copy_run(dst, db, src, sb, inner)
             return
         for t in range(inner):
             dst[_u(db + t * di)] = src[_u(sb + t * si)]
@@ -224,7 +226,7 @@ def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layou
     units = n // max(1, int(np.prod(ishape)))
     args = (db, dst_layout.offset, sb, src_layout.offset, oshape, odstr, osstr, idx, ds[d], ss[d],
             ishape, idstr, isstr, units)
-    chunks = _nchunks(units, n)
+    chunks = nchunks(units, n)
     if chunks < 2:
         _isel_s(*args)
         return

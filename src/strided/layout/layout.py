@@ -112,7 +112,7 @@ class Layout:
     (flips) or zero (broadcasts).  Views return new layouts.
     """
 
-    __slots__ = ("shape", "stride", "offset", "_hash")
+    __slots__ = ("shape", "stride", "offset", "_hash", "_dense")
 
     def __init__(self, shape, stride=None, offset: int = 0):
         shape = as_int_tuple("Layout", "shape", shape)
@@ -128,6 +128,7 @@ class Layout:
         set_(self, "stride", stride)
         set_(self, "offset", _as_int("Layout", "offset", offset))
         set_(self, "_hash", hash((shape, stride, self.offset)))
+        set_(self, "_dense", None)
 
     # -- identity ---------------------------------------------------------
     def __setattr__(self, name, value):
@@ -153,6 +154,12 @@ class Layout:
 
     # -- constructors -----------------------------------------------------
     @classmethod
+    def from_parts(cls, shape: tuple, stride: tuple, offset: int) -> "Layout":
+        """A layout from parts already known good: exact int tuples of one length, sizes >= 0
+        (no conversion, no check; for views computed from a layout's own parts)."""
+        return cls._trusted(shape, stride, offset)
+
+    @classmethod
     def _trusted(cls, shape: tuple, stride: tuple, offset: int) -> "Layout":
         """A layout from parts already known good: exact int tuples of one length, sizes >= 0.
 
@@ -164,6 +171,7 @@ class Layout:
         set_(self, "stride", stride)
         set_(self, "offset", offset)
         set_(self, "_hash", hash((shape, stride, offset)))
+        set_(self, "_dense", None)
         return self
 
     @classmethod
@@ -190,15 +198,20 @@ class Layout:
     def is_contiguous(self) -> bool:
         """Row-major dense, as candle decides it: size-1 dims and the offset never matter.
 
-        A layout with no elements is contiguous, as in NumPy and PyTorch."""
-        if 0 in self.shape:
-            return True
-        acc = 1
-        for n, s in zip(reversed(self.shape), reversed(self.stride)):
-            if n > 1 and s != acc:
-                return False
-            acc *= n
-        return True
+        A layout with no elements is contiguous, as in NumPy and PyTorch.  Computed once
+        per layout (every op asks it of its operands)."""
+        dense = self._dense
+        if dense is None:
+            dense = True
+            if 0 not in self.shape:
+                acc = 1
+                for n, s in zip(reversed(self.shape), reversed(self.stride)):
+                    if n > 1 and s != acc:
+                        dense = False
+                        break
+                    acc *= n
+            object.__setattr__(self, "_dense", dense)
+        return dense
 
     def is_fortran_contiguous(self) -> bool:
         if 0 in self.shape:

@@ -1,0 +1,204 @@
+"""Constructors: new tensors from shapes, values, ranges, random numbers and NumPy arrays.
+
+Each allocates through ``storage.alloc`` (or wraps memory it is given) and
+returns a dense tensor; ``from_numpy`` shares the array's memory whatever its
+strides.
+"""
+
+from __future__ import annotations
+
+import numbers
+from math import ceil, isfinite, prod
+
+import numpy as np
+
+from . import dtype as dt
+from .dtype import DType
+from .errors import DTypeError, ShapeError, StridedError
+from .layout import Layout
+from .layout.layout import as_int_tuple as int_tuple, contiguous_strides
+from .storage import alloc, check_size, wrap
+from .tensor import Tensor, as_strided, same_buffer
+
+__all__ = [
+    "empty", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "manual_seed", "rand", "randn",
+    "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild",
+]
+
+
+def empty(shape, dtype=dt.f32) -> Tensor:
+    dtype = dt.as_dtype(dtype)
+    shape = shape_arg("empty", shape)
+    lay = Layout.contiguous(shape)
+    return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+
+
+def zeros(shape, dtype=dt.f32) -> Tensor:
+    t = empty(shape, dtype)
+    t._storage.data.fill(0)
+    return t
+
+
+def ones(shape, dtype=dt.f32) -> Tensor:
+    return full(shape, 1, dtype)
+
+
+def full(shape, value, dtype=None) -> Tensor:
+    dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(value)
+    t = empty(shape, dtype)
+    t._storage.data.fill(dt.scalar_array("full", value, dtype)[0])
+    return t
+
+
+def zeros_like(t: Tensor, dtype=None) -> Tensor:
+    return zeros(t.shape, dtype or t.dtype)
+
+
+def ones_like(t: Tensor, dtype=None) -> Tensor:
+    return ones(t.shape, dtype or t.dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if not isinstance(v, numbers.Real) or not (isinstance(v, numbers.Integral) or isfinite(v)):
+            raise StridedError(f"arange: expected finite real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
+    if step == 0:
+        raise ShapeError("arange: step must be nonzero")
+    ints = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+    dtype = dt.as_dtype(dtype) if dtype is not None else (dt.i64 if ints else dt.f32)
+    try:
+        count = -((start - stop) // step) if ints else ceil((stop - start) / step)
+    except OverflowError:  # the quotient is beyond any float
+        raise StridedError(f"arange: [{start}, {stop}) by {step} holds more elements than any buffer") from None
+    if count <= 0:
+        return empty((0,), dtype)  # NumPy refuses some of these (a huge span the wrong way)
+    check_size("arange", count, dtype.np)
+    data = np.arange(start, stop, step, dtype=dtype.compute.np if dtype.is_float else dtype.np)
+    return from_numpy(data.astype(dtype.np, copy=False))
+
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind rand/randn."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def rand(*shape, dtype=dt.f32, generator=None) -> Tensor:
+    shape = shape_arg("rand", shape[0] if len(shape) == 1 else shape)
+    check_size("rand", prod(shape), np.float64)
+    g = generator if generator is not None else _rng
+    return from_numpy(g.random(shape, dtype=np.float64).astype(dt.as_dtype(dtype).np))
+
+
+def randn(*shape, dtype=dt.f32, generator=None) -> Tensor:
+    shape = shape_arg("randn", shape[0] if len(shape) == 1 else shape)
+    check_size("randn", prod(shape), np.float64)
+    g = generator if generator is not None else _rng
+    return from_numpy(g.standard_normal(shape).astype(dt.as_dtype(dtype).np))
+
+
+def shape_arg(op: str, shape) -> tuple[int, ...]:
+    shape = int_tuple(op, "shape", shape)
+    if any(n < 0 for n in shape):
+        raise ShapeError(f"{op}: sizes must be >= 0, got shape {shape}")
+    return shape
+
+
+def _default_scalar_dtype(value) -> DType:
+    if isinstance(value, (bool, np.bool_)):
+        return dt.bool_
+    if isinstance(value, (int, np.integer)):
+        return dt.i64
+    return dt.f32
+
+
+def tensor(data, dtype=None) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays or tensors).
+
+    Python floats become f32 and ints i64 (PyTorch's defaults); numpy arrays keep their dtype.
+    """
+    if isinstance(data, Tensor):
+        out = data.copy()
+        return out if dtype is None else out.to_dtype(dtype)
+    want = None if dtype is None else dt.as_dtype(dtype)
+    try:
+        if isinstance(data, np.ndarray):
+            arr = np.array(data, copy=True)
+        else:
+            arr = np.array(data)
+            if arr.dtype == np.float64 and not _has_numpy_float64(data):
+                arr = arr.astype(np.float32)
+        if want is not None:
+            arr = arr.astype(want.np)
+        elif arr.dtype.kind in "iu" and arr.dtype not in (np.uint8, np.uint32, np.int64):
+            arr = arr.astype(np.int64)
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, strings, ints beyond int64
+        raise StridedError(f"tensor: cannot make a tensor{'' if want is None else ' of ' + str(want)} "
+                           f"from {data!r}: {e}") from None
+    return from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would turn 0-d into 1-d
+
+
+def _has_numpy_float64(data) -> bool:
+    if isinstance(data, np.float64) or (isinstance(data, np.ndarray) and data.dtype == np.float64):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_numpy_float64(x) for x in data)
+    return False
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor over ``a``'s memory (no copy), whatever its strides, negative included."""
+    if not isinstance(a, np.ndarray):
+        raise StridedError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
+    dtype = dt.as_dtype(a.dtype)
+    if not a.dtype.isnative:
+        raise DTypeError(f"from_numpy: byte-swapped arrays are not supported (dtype {a.dtype})")
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        raise StridedError(
+            f"from_numpy: byte strides {a.strides} are not multiples of the itemsize {item}"
+        )
+    strides = tuple(s // item for s in a.strides)
+    if a.size == 0:
+        return Tensor(wrap(np.empty(0, a.dtype)), Layout(a.shape, contiguous_strides(a.shape)), dtype)
+    # Walk negative-stride dims backwards to reach the lowest address the array touches.
+    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides) + (Ellipsis,)]  # ... keeps 0-d a view
+    low_strides = [abs(s) for s in strides]
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, low_strides))
+    flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(item,), writeable=a.flags.writeable)
+    offset = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
+    dense = Layout.contiguous(a.shape)  # the shared one per shape
+    lay = dense if strides == dense.stride and not offset else Layout(a.shape, strides, offset)
+    return Tensor(wrap(flat), lay, dtype)
+
+
+def as_tensor_like(value, like: Tensor) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return from_numpy(value)
+    return tensor(value, dtype=dt.promote_scalar(like.dtype, value) if np.isscalar(value) else None)
+
+
+def rebuild(arr: np.ndarray, dtype_name: str) -> Tensor:
+    """A tensor from its pickled compact copy."""
+    t = from_numpy(np.array(arr, copy=True))
+    return t if t.dtype.name == dtype_name else t.to_dtype(dtype_name)
+
+
+def _reduce(self):
+    # Views pickle as a compact copy: the rest of the buffer is not theirs to carry.
+    return (rebuild, (np.ascontiguousarray(self.numpy()), self.dtype.name))
+
+
+def _deepcopy(self, memo):
+    return rebuild(np.ascontiguousarray(self.numpy()).copy(), self.dtype.name)
+
+
+Tensor.__reduce__ = _reduce
+Tensor.__deepcopy__ = _deepcopy

@@ -1,0 +1,173 @@
+"""The op layer: every op declared once (below), its Tensor methods derived from that.
+
+Each line of the table names an op, its family, its result-dtype rule, its name in
+the family's kernel table, its gradient rule and the Tensor methods and operators
+that call it.  Adding an elementwise op is one kernel function in
+``kernels/elementwise.py``'s table and one line here (see docs/architecture.md).
+
+Families and where their rules live: ``elementwise`` (unary, binary, where),
+``reduce`` (sum, mean, max, min, argmax, argmin), ``join`` (cat, index_select),
+``copies`` (copies, conversions, writes through views), ``strided.linalg``
+(matmul); views are Tensor's own (``strided.tensor``), and are declared here for
+their gradient rules.
+"""
+
+from __future__ import annotations
+
+from ..creation import as_tensor_like
+from ..tensor import Tensor
+from . import elementwise, grad
+from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contiguous, setitem, to_dtype, write, zero_
+from .elementwise import binary, kernel_binary, kernel_unary, unary, where
+from .join import cat, index_select
+from .reduce import arg_reduce, reduce
+from .registry import NOT_DIFFERENTIABLE, REGISTRY, declare, gradient_rule, lookup
+
+__all__ = [
+    "REGISTRY", "declare", "lookup", "gradient_rule", "unary", "binary", "kernel_unary", "kernel_binary",
+    "where", "reduce", "arg_reduce", "cat", "index_select", "contiguous", "force_contiguous", "copy", "clone",
+    "to_dtype", "copy_to", "write", "copy_", "fill_", "zero_", "setitem",
+]
+
+_U = grad.unary_rule
+D = grad.UNARY
+
+# -- the table ----------------------------------------------------------------------------
+# unary: name, dtype rule, gradient (of x, y = op(x), g), methods, operators
+declare("exp", "unary", "float", kernel="exp", grad=_U(D["exp"]), methods=("exp",))
+declare("log", "unary", "float", kernel="log", grad=_U(D["log"]), methods=("log",))
+declare("sqrt", "unary", "float", kernel="sqrt", grad=_U(D["sqrt"]), methods=("sqrt",))
+declare("sqr", "unary", "same", kernel="sqr", grad=_U(D["sqr"]), methods=("sqr",))
+declare("abs", "unary", "same", kernel="abs", grad=_U(D["abs"]), methods=("abs",), operators=("__abs__",))
+declare("neg", "unary", "same", kernel="neg", grad=_U(D["neg"]), methods=("neg",), operators=("__neg__",))
+declare("relu", "unary", "same", kernel="relu", grad=_U(D["relu"]), methods=("relu",))
+declare("tanh", "unary", "float", kernel="tanh", grad=_U(D["tanh"]), methods=("tanh",))
+declare("sigmoid", "unary", "float", kernel="sigmoid", grad=_U(D["sigmoid"]), methods=("sigmoid",))
+declare("sin", "unary", "float", kernel="sin", grad=_U(D["sin"]), methods=("sin",))
+declare("cos", "unary", "float", kernel="cos", grad=_U(D["cos"]), methods=("cos",))
+declare("sign", "unary", "same", kernel="sign", grad=_U(D["sign"]), methods=("sign",))
+declare("recip", "unary", "float", kernel="recip", grad=_U(D["recip"]), methods=("recip",))
+declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
+
+# binary: a op b, with NumPy's broadcasting; reflected operators compute other op self
+_B = grad.binary_rule
+declare("add", "binary", "promote", kernel="add", grad=_B("add"), methods=("add", "broadcast_add"),
+        operators=("__add__",), reflected=("__radd__",))
+declare("sub", "binary", "promote", kernel="sub", grad=_B("sub"), methods=("sub", "broadcast_sub"),
+        operators=("__sub__",), reflected=("__rsub__",))
+declare("mul", "binary", "promote", kernel="mul", grad=_B("mul"), methods=("mul", "broadcast_mul"),
+        operators=("__mul__",), reflected=("__rmul__",))
+declare("div", "binary", "true_div", kernel="div", grad=_B("div"), methods=("div", "broadcast_div"),
+        operators=("__truediv__",), reflected=("__rtruediv__",))
+declare("maximum", "binary", "promote", kernel="maximum", grad=_B("maximum"),
+        methods=("maximum", "broadcast_maximum"))
+declare("minimum", "binary", "promote", kernel="minimum", grad=_B("minimum"),
+        methods=("minimum", "broadcast_minimum"))
+declare("pow", "binary", "promote", kernel="pow", grad=_B("pow"), methods=("pow",), operators=("__pow__",),
+        reflected=("__rpow__",))
+for _name, _dunder in (("eq", "__eq__"), ("ne", "__ne__"), ("lt", "__lt__"), ("le", "__le__"), ("gt", "__gt__"),
+                       ("ge", "__ge__")):
+    declare(_name, "binary", "compare", kernel=_name, grad=NOT_DIFFERENTIABLE, methods=(_name,),
+            operators=(_dunder,))
+declare("logical_and", "binary", "bool", kernel="logical_and", grad=NOT_DIFFERENTIABLE,
+        operators=("__and__",), reflected=("__rand__",))
+declare("logical_or", "binary", "bool", kernel="logical_or", grad=NOT_DIFFERENTIABLE,
+        operators=("__or__",), reflected=("__ror__",))
+declare("where", "where", "promote", kernel="where", grad=grad.where_back)
+
+# reductions
+declare("sum", "reduce", "sum", kernel="sum", grad=grad.sum_back, methods=("sum",))
+declare("mean", "reduce", "mean", kernel="sum", grad=grad.mean_back, methods=("mean",))
+declare("max", "reduce", "same", kernel="max", grad=grad.extreme_back, methods=("max",))
+declare("min", "reduce", "same", kernel="min", grad=grad.extreme_back, methods=("min",))
+declare("argmax", "arg_reduce", "index", kernel="argmax", grad=NOT_DIFFERENTIABLE, methods=("argmax",))
+declare("argmin", "arg_reduce", "index", kernel="argmin", grad=NOT_DIFFERENTIABLE, methods=("argmin",))
+
+# products, joins, gathers
+declare("matmul", "matmul", "matmul", kernel="gemm", grad=grad.matmul_back, methods=("matmul",),
+        operators=("__matmul__",), reflected=("__rmatmul__",))
+declare("cat", "cat", "promote", kernel="copy", grad=grad.cat_back)
+declare("index_select", "index_select", "same", kernel="index_select", grad=grad.index_select_back,
+        methods=("index_select",))
+
+# views (Tensor's own methods; declared for their gradients) and copies
+for _name in ("narrow", "slice", "select", "transpose", "permute", "unsqueeze", "squeeze", "flip", "reshape",
+              "getitem"):
+    declare(_name, "view", "same", grad=grad.view_back)
+declare("broadcast_as", "view", "same", grad=grad.broadcast_back)
+declare("as_strided", "view", "same", grad=grad.by_offsets_back)
+declare("clone", "copy", "same", grad=grad.identity_back, methods=("clone",))
+declare("copy", "copy", "same", kernel="copy", grad=grad.identity_back, methods=("copy",))
+declare("to_dtype", "copy", "cast", kernel="copy", grad=grad.cast_back, methods=("to_dtype", "astype"))
+
+
+# -- Tensor methods, from the table ----------------------------------------------------------
+
+
+def _matmul(a, b):
+    from .. import linalg  # loads BLAS: only when a product is asked for
+
+    return linalg.matmul(a, b)
+
+
+def _method(spec):
+    """(function for ``self op other`` or ``op(self)``, function for ``other op self``)."""
+    if spec.family in ("unary", "binary"):
+        fn = elementwise.install(spec.family, spec.name)
+        return fn, (lambda self, o: fn(o, self))
+    if spec.family == "reduce":
+        name = spec.name
+
+        def method(self, dim=None, keepdim: bool = False):
+            return reduce(name, self, dim, keepdim)
+
+        return method, None
+    if spec.family == "arg_reduce":
+        name = spec.name
+
+        def method(self, dim=None, keepdim: bool = False):
+            return arg_reduce(name, self, dim, keepdim)
+
+        return method, None
+    if spec.family == "matmul":
+        return _matmul, (lambda self, o: _matmul(as_tensor_like(o, self), self))
+    if spec.family == "index_select":
+        return index_select, None
+    return {"clone": clone, "copy": copy, "to_dtype": to_dtype}[spec.name], None
+
+
+def _install() -> None:
+    for spec in REGISTRY.values():
+        if not (spec.methods or spec.operators or spec.reflected):
+            continue
+        fn, reflected = _method(spec)
+        for name in spec.methods + spec.operators:
+            setattr(Tensor, name, fn)
+        for name in spec.reflected:
+            setattr(Tensor, name, reflected)
+    # Copies and writes through views (tensor.py's docstring lists what is installed from where).
+    Tensor.contiguous = contiguous
+    Tensor.force_contiguous = force_contiguous
+    Tensor.copy_ = copy_
+    Tensor.fill_ = fill_
+    Tensor.zero_ = zero_
+    Tensor.__setitem__ = setitem
+    Tensor.sum_all = lambda self: reduce("sum", self, None, False)
+    Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
+    Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
+    for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__")):
+        setattr(Tensor, dunder, _inplace(op))
+
+
+def _inplace(op: str):
+    fn = elementwise.install("binary", op)
+
+    def method(self, other):
+        write(self, fn(self, other), "in-place " + op)
+        return self
+
+    method.__name__ = method.__qualname__ = "__i" + op + "__"
+    return method
+
+
+_install()

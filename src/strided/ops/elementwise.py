@@ -1,0 +1,380 @@
+"""Elementwise ops: result dtypes, broadcasting and output order here, the loops in the
+backend's ``elementwise`` family.
+
+Each call decides the result dtype (NumPy's promotion, the registry's dtype
+rule), broadcasts the operand layouts (stride-0 views, never copies), picks the
+output layout (the inputs' memory order) and hands flat buffers and layouts to
+one kernel.  Half-precision operands go as they are: the kernels read f16/bf16
+into f32 registers and round each result once.
+
+One dispatch per call.  What a call decides depends only on the op, the
+operand layouts, dtypes and devices (and the thread count), so the decision is
+kept under those values (``caches``): a repeated op on new tensors with seen
+layouts costs one lookup, the buffer checks against the kept reach, the
+allocation and the kernel call.  A miss, or anything the kept decision does not
+cover (a conversion, a scalar out of its fast range), takes the full path,
+which checks everything and says what is wrong.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import caches
+from .. import dtype as dt
+from ..backend import BACKENDS, common_device
+from ..creation import full
+from ..dtype import DType
+from ..errors import DTypeError, StridedError
+from ..layout import Layout
+from ..layout.layout import broadcast_shapes
+from ..storage import alloc
+from ..tensor import Op, Tensor, record
+from .copies import to_dtype
+from .registry import REGISTRY
+
+COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+_new = object.__new__
+_SCALAR = Layout((), ())
+
+# (op, layouts, dtypes, devices) -> what the call decided; see ``_remember``.
+_BOUND = caches.cache("ops.elementwise", "op name, operand layouts (or scalar types), dtypes, devices", 4096,
+                      threads=True)
+
+
+def _kernels(op: str, *tensors):
+    return BACKENDS[common_device(op, *[t._storage for t in tensors])]
+
+
+def _compute(t: Tensor, dtype: DType) -> Tensor:
+    """``t`` in the dtype a kernel computes in (a copy only when the dtype differs)."""
+    return t if t.dtype is dtype else to_dtype(t.detach(), dtype)
+
+
+def _dense(lay: Layout, dtype: DType) -> Tensor:
+    return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+
+
+def _tensors(*xs) -> tuple:
+    return tuple(x for x in xs if isinstance(x, Tensor))
+
+
+def _operands(op: str, values, comp: DType, shape, store: DType | None = None) -> tuple[list, list]:
+    """Flat buffers and broadcast layouts of tensors and scalars, as the kernel reads them.
+
+    A tensor that computes in ``comp`` goes as it is (the kernels read f16/bf16
+    into f32 registers); others are converted to ``comp``.  A scalar is ``comp``
+    (``half * 0.1`` multiplies by the f32 0.1; NumPy would round it to half first).
+    With ``store`` (``where``, which moves elements without computing) every
+    operand is brought to ``store``, a scalar through ``comp``.  A Python int that ``comp``
+    cannot hold is refused (``dtype.scalar_array``)."""
+    bufs, lays = [], []
+    for x in values:
+        if isinstance(x, Tensor):
+            if store is not None:
+                x = _compute(x, store)
+            elif x.dtype.compute is not comp:
+                x = _compute(x, comp)
+            bufs.append(x._storage.data)
+            lays.append(x.layout.broadcast_as(shape))
+        else:  # a scalar is one element read through stride-0 dims
+            v = dt.scalar_array(op, x, comp)
+            bufs.append(v if store is None or store is comp else v.astype(store.np))
+            lays.append(_SCALAR.broadcast_as(shape))
+    return bufs, lays
+
+
+# ---------------------------------------------------------------------------
+# the kept decisions
+
+
+def _remember(key, kind: str, op: str, out: Tensor, lays: list, bufs: list) -> None:
+    """Keep what this call decided: the kernel call (checked once by ``bind``), the reach of
+    each input, the output layout and dtype.  Only calls whose operands went to the kernel
+    as they came (no conversion) are kept."""
+    if out.numel == 0:
+        return
+    bound = BACKENDS[out._storage.device].elementwise.bind(
+        kind, op, (out.layout, *lays), (out._storage.data.dtype, *[b.dtype for b in bufs]))
+    if bound is not None:
+        run, reach = bound
+        _BOUND.put(key, (run, reach[1:], tuple(b.dtype for b in bufs), out.numel, out.dtype.np, out.layout, out.dtype))
+
+
+def _fresh(e) -> Tensor:
+    """The output of a kept decision: a new buffer under the kept layout."""
+    out = _new(Tensor)
+    out._storage = alloc(e[3], e[4])
+    out.layout = e[5]
+    out.dtype = e[6]
+    out._is_var = False
+    out._op = None
+    return out
+
+
+# Python scalars that convert exactly and silently on the kept path; others take the full
+# path (which rounds them as it always has, or refuses them).
+_EXACT_INT = 1 << 53
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _scalar_buffer(x, np_dtype):
+    if type(x) is float:
+        if np_dtype is _F32 and not (-_F32_MAX <= x <= _F32_MAX):
+            return None  # beyond f32 (or NaN): the full path rounds it under errstate
+        return np.array((x,), np_dtype)
+    if -_EXACT_INT < x < _EXACT_INT and (np_dtype.kind == "f" or np_dtype is _I64):
+        return np.array((x,), np_dtype)
+    return None
+
+
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+
+
+# ---------------------------------------------------------------------------
+# unary
+
+
+def unary_fn(op: str):
+    """``op`` as a function of one tensor: the kept decision when there is one, else ``kernel_unary``.
+    Tensor's methods are these functions themselves (one Python frame per call)."""
+    bound, slow = _BOUND, kernel_unary
+
+    def fn(t):
+        if isinstance(t, Tensor):
+            s = t._storage
+            e = bound.get((op, t.layout, t.dtype, s.device))
+            if e is not None:
+                d = s.data
+                if len(d) >= e[1][0] and d.dtype is e[2][0]:
+                    out = _fresh(e)
+                    e[0](out._storage.data, d)
+                    if t._is_var or t._op is not None:
+                        out._op = Op(op, (t,), {})
+                    return out
+        return slow(op, t)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+def unary(op: str, t: Tensor) -> Tensor:
+    """``op(t)`` elementwise, by the op's dtype rule."""
+    fn = _UNARY_FNS.get(op)
+    return fn(t) if fn is not None else kernel_unary(op, t)
+
+
+def kernel_unary(op: str, t: Tensor) -> Tensor:
+    spec = REGISTRY.get(op)
+    if spec is None or spec.family != "unary":
+        raise StridedError(f"unary: unknown op {op!r}")
+    if not isinstance(t, Tensor):
+        raise StridedError(f"{op}: expected a tensor, got {type(t).__name__}")
+    rule = spec.dtype_rule
+    if rule == "bool":
+        if t.dtype is not dt.bool_:
+            raise DTypeError(f"{op}: expected a bool tensor, got {t.dtype}")
+        want = dt.bool_
+    elif rule == "float":
+        want = t.dtype if t.dtype.is_float else dt.f64
+    else:
+        if t.dtype is dt.bool_ and op in ("neg", "sign"):
+            raise DTypeError(f"{op}: not defined for bool tensors")
+        want = t.dtype
+    comp = want.compute
+    src = t if t.dtype.compute is comp else _compute(t, comp)  # f16/bf16 are read as they are
+    K = _kernels(op, src)
+    lay = K.elementwise.output_layout(t.shape, src.layout)
+    out = _dense(lay, want)
+    K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
+    if src is t:
+        _remember((op, t.layout, t.dtype, t._storage.device), "unary", spec.kernel, out, [t.layout],
+                  [t._storage.data])
+    return record(out, op, (t,))
+
+
+# ---------------------------------------------------------------------------
+# binary
+
+
+def binary_dtypes(op: str, a, b) -> tuple[DType, DType]:
+    """(compute dtype of the operands, dtype of the result)."""
+    ta = a.dtype if isinstance(a, Tensor) else None
+    tb = b.dtype if isinstance(b, Tensor) else None
+    if ta is not None and tb is not None:
+        common = dt.promote(ta, tb)
+    elif ta is not None:
+        common = dt.promote_scalar(ta, b)
+    else:
+        common = dt.promote_scalar(tb, a)
+    rule = REGISTRY[op].dtype_rule
+    if rule == "bool":
+        return dt.bool_, dt.bool_
+    if rule == "true_div" and not common.is_float:
+        common = dt.f64  # true division, as NumPy
+    if rule == "compare":
+        return common.compute, dt.bool_
+    if common is dt.bool_ and op in ("add", "sub", "mul", "pow"):
+        if op == "sub":
+            raise DTypeError("sub: subtracting bool tensors is not supported; use logical ops")
+        common = dt.bool_ if op != "pow" else dt.i64
+    return common.compute, common
+
+
+# A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
+# every value of the dtype?  The mirrored question for v below every value is its negation,
+# except for eq and ne, which never and always hold.
+_ABOVE = {"lt": True, "le": True, "gt": False, "ge": False}
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _int_beyond(op: str, a, b, comp: DType) -> bool | None:
+    """The constant result of comparing an integer tensor with a Python int outside its dtype."""
+    first = not isinstance(a, Tensor)
+    v = a if first else b
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    info = np.iinfo(comp.np)
+    if info.min <= v <= info.max:
+        return None
+    if op in ("eq", "ne"):
+        return op == "ne"
+    above = _ABOVE[_MIRROR[op] if first else op]
+    return above if v > info.max else not above
+
+
+def binary_fn(op: str):
+    """``op`` as a function of two operands (tensors or Python scalars): the kept decision
+    when there is one, else ``kernel_binary``.  Tensor's methods are these functions."""
+    bound, slow = _BOUND, kernel_binary
+
+    def fn(a, b):
+        if isinstance(a, Tensor):
+            sa = a._storage
+            if isinstance(b, Tensor):
+                sb = b._storage
+                e = bound.get((op, a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
+                if e is not None:
+                    da, db = sa.data, sb.data
+                    reach, types = e[1], e[2]
+                    if len(da) >= reach[0] and len(db) >= reach[1] and da.dtype is types[0] and db.dtype is types[1]:
+                        out = _fresh(e)
+                        e[0](out._storage.data, da, db)
+                        if a._is_var or b._is_var or a._op is not None or b._op is not None:
+                            out._op = Op(op, (a, b), {"operands": (a, b)})
+                        return out
+            elif type(b) is float or type(b) is int:
+                e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
+                if e is not None:
+                    da = sa.data
+                    v = _scalar_buffer(b, e[2][1])
+                    if v is not None and len(da) >= e[1][0] and da.dtype is e[2][0]:
+                        out = _fresh(e)
+                        e[0](out._storage.data, da, v)
+                        if a._is_var or a._op is not None:
+                            out._op = Op(op, (a,), {"operands": (a, b)})
+                        return out
+        elif isinstance(b, Tensor) and (type(a) is float or type(a) is int):
+            sb = b._storage
+            e = bound.get((op, type(a), b.layout, b.dtype, sb.device))
+            if e is not None:
+                db = sb.data
+                v = _scalar_buffer(a, e[2][0])
+                if v is not None and len(db) >= e[1][1] and db.dtype is e[2][1]:
+                    out = _fresh(e)
+                    e[0](out._storage.data, v, db)
+                    if b._is_var or b._op is not None:
+                        out._op = Op(op, (b,), {"operands": (a, b)})
+                    return out
+        return slow(op, a, b)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+def binary(op: str, a, b) -> Tensor:
+    """``a op b`` elementwise, NumPy's broadcasting and promotion; a or b may be a scalar."""
+    fn = _BINARY_FNS.get(op)
+    return fn(a, b) if fn is not None else kernel_binary(op, a, b)
+
+
+def kernel_binary(op: str, a, b) -> Tensor:
+    """``binary`` with every check: any dtypes, shapes, layouts and scalars."""
+    spec = REGISTRY.get(op)
+    if spec is None or spec.family != "binary":
+        raise StridedError(f"binary: unknown op {op!r}")
+    for x in (a, b):
+        if not isinstance(x, (Tensor, numbers.Number, np.generic)):
+            raise StridedError(f"{op}: expected a tensor or a scalar operand, got {type(x).__name__}")
+    comp, want = binary_dtypes(op, a, b)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    sa = a.shape if ta else ()
+    sb = b.shape if tb else ()
+    shape = broadcast_shapes(op, sa, sb)
+    tensors = _tensors(a, b)
+    K = _kernels(op, *tensors)
+    if op in COMPARE and comp.kind in "iu":
+        beyond = _int_beyond(op, a, b, comp)
+        if beyond is not None:  # NumPy 2 compares such ints exactly: the answer is the same everywhere
+            return record(full(shape, beyond, dt.bool_), op, tensors, operands=(a, b))
+    bufs, lays = _operands(op, (a, b), comp, shape)
+    lay = K.elementwise.output_layout(shape, *lays)
+    out = _dense(lay, want)  # bool for comparisons; a half result is rounded by the kernel
+    K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
+    if (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
+        if ta and tb:
+            key = (op, a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device)
+        elif ta and type(b) in (float, int):
+            key = (op, a.layout, type(b), a.dtype, a._storage.device)
+        elif tb and type(a) in (float, int):
+            key = (op, type(a), b.layout, b.dtype, b._storage.device)
+        else:
+            key = None
+        if key is not None:
+            _remember(key, "binary", spec.kernel, out, lays, bufs)
+    return record(out, op, tensors, operands=(a, b))
+
+
+_UNARY_FNS = {}
+_BINARY_FNS = {}
+
+
+def install(kind: str, op: str):
+    """The function of a registered elementwise op (made once, kept for ``unary``/``binary``)."""
+    table, make = (_UNARY_FNS, unary_fn) if kind == "unary" else (_BINARY_FNS, binary_fn)
+    fn = table.get(op)
+    if fn is None:
+        fn = table[op] = make(op)
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# where
+
+
+def where(cond, a, b) -> Tensor:
+    """``a`` where ``cond`` is true, ``b`` elsewhere, all broadcast together."""
+    if not isinstance(cond, Tensor):
+        raise StridedError(f"where: expected a tensor condition, got {type(cond).__name__}")
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        comp, want = binary_dtypes("add", a, b)
+    else:
+        want = dt.promote(dt.scalar_dtype(a), dt.scalar_dtype(b))
+        want = dt.f32 if want is dt.f64 else want
+        comp = want.compute
+    shape = broadcast_shapes(
+        "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()
+    )
+    tensors = _tensors(cond, a, b)
+    K = _kernels("where", *tensors)
+    c = cond if cond.dtype is dt.bool_ else to_dtype(cond.detach(), dt.bool_)
+    bufs, lays = _operands("where", (a, b), comp, shape, store=want)
+    bufs.insert(0, c._storage.data)
+    lays.insert(0, c.layout.broadcast_as(shape))
+    lay = K.elementwise.output_layout(shape, *lays[1:])
+    out = _dense(lay, want)
+    K.elementwise.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)
+    return record(out, "where", tensors, operands=(cond, a, b))

@@ -1,0 +1,116 @@
+"""Reductions: dims, keepdim and accumulator dtypes here, the loops in the backend's
+``reduce`` family.
+
+f16/bf16 sources are read in place and accumulate in f32 (only the result is
+rounded); other sources that are not the accumulator's dtype (bool or u8
+sums, integer means) are converted first.  A reduction keeps what it decided
+under the op, the source layout and dtype and the dims (``caches``): a repeated
+``a.sum(0)`` costs one lookup, the buffer check, the allocation and the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import caches
+from .. import dtype as dt
+from ..backend import BACKENDS
+from ..creation import empty
+from ..errors import ShapeError, StridedIndexError
+from ..layout.layout import norm_dim
+from ..storage import alloc
+from ..tensor import Tensor, record
+from .copies import to_dtype
+
+_new = object.__new__
+_BOUND = caches.cache("ops.reduce", "op name, source layout, source dtype, dim argument, keepdim, device", 2048,
+                      threads=True)
+
+
+def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(t.ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    norm = sorted({norm_dim(op, d, t.ndim) for d in dims}) if t.ndim else []
+    if not t.ndim and dims not in ((0,), (-1,), ()):
+        raise StridedIndexError(f"{op}: dim {dim} out of range for a rank-0 tensor")
+    return tuple(norm)
+
+
+def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``op`` (sum, mean, max, min) over ``dim`` (an int, a tuple of ints, or None for all)."""
+    if type(dim) is int or dim is None:
+        s = t._storage
+        e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
+        if e is not None:
+            d = s.data
+            if len(d) >= e[1] and d.dtype is e[2]:
+                store = alloc(e[3], e[4])
+                e[0](d, store.data)
+                if e[7] is not None:
+                    store.data[...] /= e[7]
+                out = _new(Tensor)
+                out._storage, out.layout, out.dtype, out._is_var = store, e[5], e[6], False
+                if t._is_var or t._op is not None:
+                    # Recorded as the keepdim reduction plus a squeeze view, as the full path does.
+                    out._op = None
+                    out.layout = e[8]
+                    res = record(out, op, (t,), dims=e[9], keepdim=True)
+                    return res if keepdim or not e[9] else res.squeeze(e[9])
+                out._op = None
+                return out
+    return _reduce(op, t, dim, keepdim)
+
+
+def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
+    dims = reduce_dims(op, t, dim)
+    if op in ("max", "min") and any(t.shape[d] == 0 for d in dims):
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dims {dims})")
+    if op == "mean":
+        want = t.dtype if t.dtype.is_float else dt.f64
+    elif op == "sum":
+        want = t.dtype if t.dtype.is_float else dt.i64
+    else:
+        want = t.dtype
+    acc = want.compute
+    src = t if t.dtype.compute is acc else to_dtype(t.detach(), acc)
+    keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
+    out = empty(keep_shape, acc)
+    K = BACKENDS[t._storage.device]
+    kop = "sum" if op == "mean" else op
+    K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout)
+    count = None
+    if op == "mean":
+        count = 1
+        for d in dims:
+            count *= t.shape[d]
+        count = count if count else np.nan
+        out._storage.data[...] /= count
+    if src is t and want is acc and (type(dim) is int or dim is None):
+        bound = K.reduce.bind(kop, t.layout, dims, out.layout, t._storage.data.dtype, acc.np)
+        if bound is not None:
+            run, reach = bound
+            final = out.layout if keepdim or not dims else out.layout.squeeze(dims)
+            _BOUND.put((op, t.layout, t.dtype, dim, keepdim, t._storage.device),
+                       (run, reach[0], t._storage.data.dtype, out.numel, acc.np, final, want, count, out.layout, dims))
+    if want is not acc:
+        out = to_dtype(out, want)
+    res = record(out, op, (t,), dims=dims, keepdim=True)
+    return res if keepdim or not dims else res.squeeze(dims)
+
+
+def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The index of the max (argmax) or min (argmin) along ``dim`` (None: of the flattened tensor)."""
+    if dim is None:
+        flat = t.detach().reshape(-1)
+        out = arg_reduce(op, flat, 0, False)
+        return out.reshape((1,) * t.ndim) if keepdim else out
+    d = norm_dim(op, dim, t.ndim)
+    if t.shape[d] == 0:
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
+    keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
+    out = empty(keep_shape, dt.i64)
+    BACKENDS[t._storage.device].reduce.arg_reduce(op, t._storage.data, t.layout, d, out._storage.data, out.layout)
+    if not keepdim:
+        out = Tensor(out._storage, out.layout.squeeze(d), dt.i64)
+    return out

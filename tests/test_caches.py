@@ -1,0 +1,88 @@
+"""The kept decisions of the op layer: keyed by value, bounded, listed, cleared with the
+thread count, and never a way around a buffer check."""
+
+import numpy as np
+import pytest
+
+import strided as sd
+from strided import caches
+from strided.storage import Storage
+from strided.tensor import Tensor
+
+
+def _on(buf, layout, dtype=sd.f32):
+    return Tensor(Storage(buf), layout, dtype)
+
+
+def test_inventory_lists_every_op_cache_with_a_bound():
+    names = {name: (key, bound, threads) for name, key, bound, threads, _ in caches.inventory()}
+    for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat"):
+        key, bound, threads = names[name]
+        assert key and bound > 0 and threads
+
+
+def test_a_cache_empties_itself_at_its_bound():
+    c = caches.Cache("test", "ints", 3, threads=False)
+    for i in range(3):
+        c.put(i, i)
+    assert len(c) == 3
+    c.put(3, 3)
+    assert dict(c) == {3: 3}
+
+
+def test_set_num_threads_clears_the_plans_made_for_the_old_count():
+    a = sd.rand(8, 8)
+    a.exp()
+    a.sum(0)
+    kept = {name: n for name, _, _, threads, n in caches.inventory() if threads}
+    assert kept["ops.elementwise"] > 0 and kept["ops.reduce"] > 0
+    sd.set_num_threads(sd.get_num_threads())
+    after = {name: n for name, _, _, threads, n in caches.inventory() if threads}
+    assert all(n == 0 for n in after.values()), after
+
+
+def test_equal_layouts_share_a_decision_whatever_the_objects():
+    """The key is the layout's value: a second tensor with an equal (not identical) layout
+    finds the first one's decision and gets the same answer."""
+    x = np.arange(12, dtype=np.float32)
+    lay1 = sd.Layout((3, 4), (1, 3), 0)
+    lay2 = sd.Layout((3, 4), (1, 3), 0)
+    assert lay1 == lay2 and lay1 is not lay2
+    want = np.exp(x.reshape(4, 3).T)
+    np.testing.assert_allclose(_on(x.copy(), lay1).exp().numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(_on(x.copy(), lay2).exp().numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "mean", "contiguous", "to_f64"])
+def test_a_kept_decision_still_measures_every_buffer(op):
+    """The same layout over a buffer one element too short: the first call (full path) and
+    every repeat (kept path) raise LayoutBoundsError; a long enough buffer still works."""
+    lay = sd.Layout((3, 4), (1, 3), 0)  # a transpose: reaches 12 elements
+    run = {
+        "exp": lambda t: t.exp(),
+        "add": lambda t: t + t,
+        "add_scalar": lambda t: t + 1.5,
+        "rsub_scalar": lambda t: 2 - t,
+        "sum0": lambda t: t.sum(0),
+        "mean": lambda t: t.mean(1),
+        "contiguous": lambda t: t.contiguous(),
+        "to_f64": lambda t: t.to_dtype(sd.f64),
+    }[op]
+    good = _on(np.arange(12, dtype=np.float32), lay)
+    want = run(_on(np.arange(12, dtype=np.float32), lay)).numpy()
+    for _ in range(3):
+        np.testing.assert_array_equal(run(good).numpy(), want)
+        with pytest.raises(sd.LayoutBoundsError):
+            run(_on(np.arange(11, dtype=np.float32), lay))
+
+
+def test_a_kept_decision_never_reads_another_dtype():
+    """A buffer of another dtype behind a tensor that claims f32 is refused by the kept path
+    (it compares buffer dtypes) and reaches the checked path, which sees the mismatch."""
+    lay = sd.Layout((2, 3), (3, 1), 0)
+    f = _on(np.ones(6, np.float32), lay)
+    (f + f).numpy()
+    odd = _on(np.ones(6, np.float64), lay)  # claims f32, holds f64
+    for _ in range(2):
+        with pytest.raises(sd.DTypeError):
+            odd + f
