@@ -1,5 +1,5 @@
-"""What every kernel family shares: the tuning constants, the buffer bounds check and the
-stride-0 write check.
+"""What every kernel family shares: the tuning constants, the dtypes kernels take, and the
+checks on buffers and layouts (type, dtype, bounds, stride-0 writes).
 
 Every threshold of the families lives here with the reason for its value (the
 figures, where they matter, belong in docs/benchmarks.md).  A family imports the names
@@ -13,8 +13,12 @@ and threading layer before numba starts.
 
 import functools
 
-from ..errors import StridedError
+import numpy as np
+
+from ..errors import DTypeError, StridedError
 from .. import threads as _threads  # noqa: F401  (must precede any numba import)
+from ..layout.layout import Layout
+from .half import BF16, F16, HALF_VIEW
 
 # ---------------------------------------------------------------------------
 # every family
@@ -90,7 +94,47 @@ SHORT_P = 32
 MANY = 8
 
 # ---------------------------------------------------------------------------
+# dtypes
+
+# Every dtype strided stores, to its name: what the families' buffers may hold.  Native
+# byte order only (a swapped one is another dtype, so it is refused too); a dict lookup is
+# far cheaper than ``dtype.name``.
+DTYPES = {np.dtype(n): n for n in ("bool", "uint8", "uint32", "int64", "float32", "float64")}
+DTYPES[F16], DTYPES[BF16] = "float16", "bfloat16"
+# The dtype name a buffer computes in: the half types in float32 (kernels see their bits
+# through HALF_VIEW), the others in themselves.
+COMPUTE = {d: ("float32" if d in HALF_VIEW else n) for d, n in DTYPES.items()}
+# The dtypes numba computes in as they are (an accumulator, a reduction's output).
+NATIVE = frozenset(d for d in DTYPES if d not in HALF_VIEW)
+# Unsigned integers of each itemsize: a same-dtype copy moves a buffer as these bits.
+BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+# ---------------------------------------------------------------------------
 # checks
+
+
+def check_buffer(op: str, what: str, buf, *, dtypes, writable: bool = False) -> None:
+    """Raise unless ``buf`` is a 1-D contiguous numpy array of one of ``dtypes`` (and
+    writable when asked), naming the op and the operand."""
+    if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
+        got = (f"an array of shape {buf.shape} and strides {buf.strides}" if isinstance(buf, np.ndarray)
+               else type(buf).__name__)
+        raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {got}")
+    if buf.dtype not in dtypes:
+        raise DTypeError(
+            f"{op}: {what} has dtype {buf.dtype}, which the kernels do not take here "
+            f"(expected one of {', '.join(sorted(DTYPES[d] for d in dtypes))})"
+        )
+    if writable and not buf.flags.writeable:
+        raise StridedError(f"{op}: {what} is read-only")
+
+
+def check_layout(op: str, what: str, layout) -> Layout:
+    """``layout``, once it is a Layout."""
+    if not isinstance(layout, Layout):
+        raise StridedError(f"{op}: expected {what} to be a Layout, got {type(layout).__name__}")
+    return layout
 
 
 def check_in_buffer(op: str, what: str, buf, lay) -> None:

@@ -21,14 +21,18 @@ per-element branch.
 from __future__ import annotations
 
 from .common import (
+    BITS,
     BLOCK_MIN,
     BLOCK_TILES,
     CHUNKS_PER_THREAD,
     COPY_PARALLEL_MIN,
     DENSE_MEMMOVE_MIN,
+    DTYPES,
     MANY,
     RUN_PIECE_BYTES,
     SHORT_P,
+    check_buffer,
+    check_layout,
     reach,
 )
 
@@ -36,18 +40,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
 
-import ml_dtypes
 import numpy as np
 from numba import njit, parallel_chunksize, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from ..errors import DTypeError, ShapeError, StridedError
+from ..errors import ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
 from ..storage import alloc
 from ..threads import get_num_threads, parallel_guard
 from .half import (
+    HALF_VIEW,
     bf16_bits_to_f16_bits,
     bf16_bits_to_f32,
     f16_bits_to_bf16_bits,
@@ -59,49 +63,25 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_buffer", "check_dst_layout",
+    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_dst_layout",
     "bits_view", "typed_view", "bind",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
-
-_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_F16 = np.dtype(np.float16)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_KNOWN = {np.dtype(t) for t in (np.float16, _BF16, np.float32, np.float64, np.uint8, np.uint32, np.int64, np.bool_)}
-
 
 # ---------------------------------------------------------------------------
 # buffers
 # ---------------------------------------------------------------------------
 
 
-def check_buffer(op: str, name: str, buf, *, writable: bool = False) -> np.ndarray:
-    """A buffer must be a 1-D contiguous numpy array of a strided storage dtype."""
-    if not isinstance(buf, np.ndarray):
-        raise StridedError(f"{op}: expected {name} to be a 1-D numpy array, got {type(buf).__name__}")
-    if buf.ndim != 1 or (buf.size > 1 and buf.strides[0] != buf.itemsize):
-        raise StridedError(
-            f"{op}: expected {name} to be a 1-D contiguous buffer, got shape {buf.shape} strides {buf.strides}"
-        )
-    if buf.dtype not in _KNOWN:
-        raise DTypeError(f"{op}: {name} has dtype {buf.dtype}, which is not a strided storage dtype")
-    if writable and not buf.flags.writeable:
-        raise StridedError(f"{op}: {name} buffer is read-only")
-    return buf
-
-
 def bits_view(buf: np.ndarray) -> np.ndarray:
     """The buffer as unsigned integers of its itemsize: what a same-dtype copy moves."""
-    return buf.view(_BITS[buf.itemsize])
+    return buf.view(BITS[buf.itemsize])
 
 
 def typed_view(buf: np.ndarray) -> np.ndarray:
     """The buffer as numba can type it for a conversion: f16 -> uint16, bf16 -> int16 bits."""
-    if buf.dtype == _F16:
-        return buf.view(np.uint16)
-    if buf.dtype == _BF16:
-        return buf.view(np.int16)
-    return buf
+    v = HALF_VIEW.get(buf.dtype)
+    return buf if v is None else buf.view(v)
 
 
 # ---------------------------------------------------------------------------
@@ -588,12 +568,6 @@ def _i64(values: tuple) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
 
 
-def _check_layout(op: str, name: str, layout) -> Layout:
-    if not isinstance(layout, Layout):
-        raise StridedError(f"{op}: expected {name} to be a Layout, got {type(layout).__name__}")
-    return layout
-
-
 def check_dst_layout(op: str, layout: Layout) -> None:
     """A destination may not alias its own elements through a stride-0 dim."""
     for d, (n, s) in enumerate(zip(layout.shape, layout.stride)):
@@ -616,10 +590,10 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     taken is ``plan_copy``'s.
     """
     op = "copy_into"
-    check_buffer(op, "dst", dst, writable=True)
-    check_buffer(op, "src", src)
-    _check_layout(op, "dst_layout", dst_layout).validate(len(dst))
-    _check_layout(op, "src_layout", src_layout).validate(len(src))
+    check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
+    check_buffer(op, "src", src, dtypes=DTYPES)
+    check_layout(op, "dst_layout", dst_layout).validate(len(dst))
+    check_layout(op, "src_layout", src_layout).validate(len(src))
     if dst_layout.shape != src_layout.shape:
         raise ShapeError(
             f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal"
@@ -649,7 +623,7 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     buffers of these numpy dtypes once the caller has checked ``len(dst) >= reach[0]``,
     ``len(src) >= reach[1]`` and that dst is writable."""
     dst_dtype, src_dtype = np.dtype(dst_dtype), np.dtype(src_dtype)
-    if (dst_dtype not in _KNOWN or src_dtype not in _KNOWN or not isinstance(dst_layout, Layout)
+    if (dst_dtype not in DTYPES or src_dtype not in DTYPES or not isinstance(dst_layout, Layout)
             or not isinstance(src_layout, Layout) or dst_layout.shape != src_layout.shape):
         return None
     n = dst_layout.numel
@@ -662,7 +636,7 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
         return None
     kernel = _PREP[plan.path](n, src_dtype.itemsize, *plan.args)
     if same:
-        bits = _BITS[dst_dtype.itemsize]
+        bits = BITS[dst_dtype.itemsize]
 
         def run(dst, src):
             kernel(dst.view(bits), src.view(bits))
@@ -786,7 +760,7 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
     other or the srcs (the caller's guarantee, as for ``copy_into``).
     """
     op = "copy_many_into"
-    check_buffer(op, "dst", dst, writable=True)
+    check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
     dst_layouts, srcs, src_layouts = tuple(dst_layouts), tuple(srcs), tuple(src_layouts)
     if not len(dst_layouts) == len(srcs) == len(src_layouts):
         raise StridedError(
@@ -794,7 +768,7 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
             f"{len(dst_layouts)}, {len(srcs)} and {len(src_layouts)}"
         )
     for src in srcs:
-        check_buffer(op, "src", src)
+        check_buffer(op, "src", src, dtypes=DTYPES)
     # A model's step copies the same layout objects again and again, so the program is
     # looked up by their identities (it holds them: no id is reused while it lives).
     key = (*map(id, dst_layouts), *map(id, src_layouts), len(dst), id(dst.dtype))
@@ -820,10 +794,10 @@ class ManyCopy:
 
     def __init__(self, op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple):
         for src in srcs:
-            check_buffer(op, "src", src)
+            check_buffer(op, "src", src, dtypes=DTYPES)
         for dl, sl in zip(dst_layouts, src_layouts):  # before they key a cache
-            _check_layout(op, "dst_layout", dl)
-            _check_layout(op, "src_layout", sl)
+            check_layout(op, "dst_layout", dl)
+            check_layout(op, "src_layout", sl)
         lens, dtypes = tuple(len(s) for s in srcs), tuple(s.dtype for s in srcs)
         batched, solo, rows = _many_program(dst_layouts, src_layouts, len(dst), dst.dtype, lens, dtypes)
         # A read-only or unaligned array is another numba type: copied on its own.
@@ -841,7 +815,7 @@ class ManyCopy:
         not hold its elements or is big enough to go parallel: the caller plans those with
         layouts (whose checks say what is wrong)."""
         for src in srcs:
-            check_buffer(op, "src", src)
+            check_buffer(op, "src", src, dtypes=DTYPES)
         n_dst, rows_ = len(dst), []
         for src, (doff, drow, soff, rows, cols) in zip(srcs, specs):
             n = rows * cols
@@ -901,7 +875,7 @@ class ManyCopy:
 
 
 _MANY_BY_ID: dict = {}
-_HALF_BITS = {_F16: np.dtype(np.uint16), _BF16: np.dtype(np.uint16)}
+_HALF_BITS = {d: np.dtype(np.uint16) for d in HALF_VIEW}  # f16 and bf16 bits alike
 
 
 @lru_cache(maxsize=256)
@@ -912,8 +886,8 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
     b = tile_edge(dst_dtype.itemsize)
     batched, solo, rows = [], [], []
     for i, (dl, sl, n_src, sdt) in enumerate(zip(dst_layouts, src_layouts, src_lens, src_dtypes)):
-        _check_layout(op, "dst_layout", dl).validate(dst_len)
-        _check_layout(op, "src_layout", sl).validate(n_src)
+        check_layout(op, "dst_layout", dl).validate(dst_len)
+        check_layout(op, "src_layout", sl).validate(n_src)
         if dl.shape != sl.shape:
             raise ShapeError(f"{op}: dst shape {dl.shape} and src shape {sl.shape} must be equal")
         check_dst_layout(op, dl)

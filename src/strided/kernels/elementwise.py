@@ -68,13 +68,17 @@ import numpy as np
 
 from .common import (
     CHUNKS_PER_THREAD,
+    COMPUTE,
+    DTYPES,
     PARALLEL_MIN,
     TILE_BYTES,
     TILE_FLOOR,
     TILE_MAX,
     TILE_MIN,
     TILE_PAD,
+    check_buffer,
     check_in_buffer,
+    check_layout,
     reach as _reach,
     writes_twice,
 )
@@ -82,7 +86,7 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads, parallel_guard
-from .half import BF16 as _BF16, F16 as _F16, HALF_VIEW, dec as _dec, enc as _enc
+from .half import HALF_VIEW, dec as _dec, enc as _enc
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
 import numba  # noqa: E402
@@ -106,17 +110,9 @@ _INT = frozenset({"uint8", "uint32", "int64"})
 _BOOL = frozenset({"bool"})
 _NUMERIC = _FLOAT | _INT
 _ALL = _NUMERIC | _BOOL
-# numpy dtype -> its name; a dict lookup is far cheaper than ``dtype.name``, and
-# a non-native byte order is a different dtype, so it is rejected too.
-_NP_NAMES = {np.dtype(n): n for n in _ALL}
-# The half types: stored as themselves, read into f32 registers and rounded
-# back on store.  Kernels see their bits through integer views (numba has no
-# half arithmetic), f16 as uint16 and bf16 as int16 (strided has neither
-# integer dtype), so the element type alone tells ``_dec``/``_enc`` the format.
-_NP_NAMES[_F16] = "float16"
-_NP_NAMES[_BF16] = "bfloat16"
-# The dtype name a buffer computes in: what decides dispatch and operand agreement.
-_COMPUTE = {d: ("float32" if d in HALF_VIEW else n) for d, n in _NP_NAMES.items()}
+# Buffers may hold any of common.DTYPES; the half types are stored as themselves, read
+# into f32 registers and rounded back on store (``_dec``/``_enc``).  An op is dispatched
+# by the name of the dtype its operands compute in (common.COMPUTE), from the sets above.
 
 DENSE, BCAST, GENERAL, TILED = 0, 1, 2, 3
 PATH_NAMES = {DENSE: "dense", BCAST: "bcast", GENERAL: "general", TILED: "tiled"}
@@ -928,30 +924,13 @@ def _kernel_set(kind: str, op: str) -> dict:
 # checks and the dispatcher
 
 
-def _check_buffer(op: str, what: str, buf) -> None:
-    if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
-        raise StridedError(
-            f"{op}: expected {what} to be a 1-D contiguous numpy array, got "
-            + (f"an array of shape {buf.shape} and strides {buf.strides}" if isinstance(buf, np.ndarray) else type(buf).__name__)
-        )
-    if buf.dtype not in _NP_NAMES:
-        raise DTypeError(
-            f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
-            f"(expected one of {', '.join(sorted(_NP_NAMES.values()))})"
-        )
-
-
 def _check_operands(op: str, out, out_layout: Layout, named) -> None:
     """Buffers, shapes and bounds, all before any memory access."""
-    _check_buffer(op, "out", out)
-    if not out.flags.writeable:
-        raise StridedError(f"{op}: the output buffer is read-only")
-    if not isinstance(out_layout, Layout):
-        raise StridedError(f"{op}: expected a Layout for out, got {type(out_layout).__name__}")
+    check_buffer(op, "out", out, dtypes=DTYPES, writable=True)
+    check_layout(op, "out_layout", out_layout)
     for what, buf, lay in named:
-        _check_buffer(op, what, buf)
-        if not isinstance(lay, Layout):
-            raise StridedError(f"{op}: expected a Layout for {what}, got {type(lay).__name__}")
+        check_buffer(op, what, buf, dtypes=DTYPES)
+        check_layout(op, what + "_layout", lay)
         if lay.shape != out_layout.shape:
             raise ShapeError(
                 f"{op}: every operand must have the output's shape {out_layout.shape} "
@@ -1094,7 +1073,7 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     spec = (UNARY_OPS if kind == "unary" else BINARY_OPS).get(op) if kind != "where" else None
     if kind != "where" and spec is None:
         return None
-    comps = [_COMPUTE.get(np.dtype(d)) for d in dtypes]
+    comps = [COMPUTE.get(np.dtype(d)) for d in dtypes]
     if None in comps or any(not isinstance(l, Layout) or l.shape != out_lay.shape for l in layouts):
         return None
     if kind == "where":
@@ -1157,7 +1136,7 @@ def _kview(buf):
 
 
 def _dtype_ok(op: str, spec_dtypes, dtype: np.dtype, what: str) -> None:
-    if _COMPUTE.get(dtype) not in spec_dtypes:
+    if COMPUTE.get(dtype) not in spec_dtypes:
         raise DTypeError(
             f"{op}: not dispatched for {what} dtype {dtype} (expected one of {', '.join(sorted(spec_dtypes))})"
         )
@@ -1222,8 +1201,8 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
     if spec is None:
         raise StridedError(f"binary: unknown op {op!r} (expected one of {', '.join(BINARY_OPS)})")
     _check_operands(op, out, out_layout, (("a", a, a_layout), ("b", b, b_layout)))
-    comp = _COMPUTE[a.dtype]
-    if _COMPUTE[b.dtype] != comp:
+    comp = COMPUTE[a.dtype]
+    if COMPUTE[b.dtype] != comp:
         raise DTypeError(
             f"{op}: expected operands of one compute dtype (promote first), got {a.dtype} and {b.dtype}"
         )
@@ -1231,7 +1210,7 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
     if spec.bool_out:
         if out.dtype != np.bool_:
             raise DTypeError(f"{op}: expected an output of dtype bool, got {out.dtype}")
-    elif _COMPUTE[out.dtype] != comp:
+    elif COMPUTE[out.dtype] != comp:
         raise DTypeError(f"{op}: expected an output computed in {comp} (as {a.dtype}), got {out.dtype}")
     if out_layout.numel == 0:
         return

@@ -10,7 +10,7 @@ copy family.
 
 from __future__ import annotations
 
-from . import common  # noqa: F401  (imports strided.threads before numba)
+from .common import DTYPES, check_buffer, check_layout  # (imports strided.threads before numba)
 
 from functools import lru_cache
 
@@ -21,7 +21,7 @@ from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from ..threads import parallel_guard
-from .copy import bits_view, check_buffer, check_dst_layout, copy_run, nchunks
+from .copy import bits_view, check_dst_layout, copy_run, nchunks
 
 _u = np.uint64  # unsigned buffer indices, as in the copy kernels: no wraparound test per access
 
@@ -53,8 +53,7 @@ def _offsets(shape, stride, offset, out):
 
 def gather_offsets(layout: Layout) -> np.ndarray:
     """The buffer offset of every element, in row-major order, as int64 (no memory is touched)."""
-    if not isinstance(layout, Layout):
-        raise StridedError(f"gather_offsets: expected a Layout, got {type(layout).__name__}")
+    check_layout("gather_offsets", "layout", layout)
     out = np.empty(layout.numel, np.int64)
     if layout.numel:
         _offsets(np.asarray(layout.shape, np.int64), np.asarray(layout.stride, np.int64), layout.offset, out)
@@ -195,11 +194,10 @@ def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layou
     are checked before any memory is touched.
     """
     op = "index_select"
-    check_buffer(op, "dst", dst, writable=True)
-    check_buffer(op, "src", src)
-    for name, lay in (("dst_layout", dst_layout), ("src_layout", src_layout)):
-        if not isinstance(lay, Layout):
-            raise StridedError(f"{op}: expected {name} to be a Layout, got {type(lay).__name__}")
+    check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
+    check_buffer(op, "src", src, dtypes=DTYPES)
+    check_layout(op, "dst_layout", dst_layout)
+    check_layout(op, "src_layout", src_layout)
     if dst.dtype != src.dtype:
         raise DTypeError(f"{op}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
     if src_layout.ndim == 0:

@@ -54,13 +54,17 @@ import numpy as np
 from .common import (
     BLOCK,
     CHUNKS_PER_THREAD,
+    DTYPES,
     FOLD,
     MAX_WIDTH,
+    NATIVE,
     PARALLEL_MIN,
     SPLIT_MIN,
     SPLIT_ROWS,
     STACK,
+    check_buffer,
     check_in_buffer,
+    check_layout,
     reach as _reach,
     writes_twice,
 )
@@ -79,13 +83,10 @@ __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan"]
 REDUCE_OPS = ("sum", "prod", "max", "min")
 ARG_REDUCE_OPS = ("argmax", "argmin")
 
-_DTYPES = frozenset({"float32", "float64", "uint8", "uint32", "int64", "bool"})
-_NP_DTYPES = frozenset(np.dtype(n) for n in _DTYPES)  # native byte order only
-# f16/bf16 sources are read in place: the kernels see their bits through the
-# integer views elementwise uses (f16 as uint16, bf16 as int16) and ``_dec``
-# widens each element to f32 as it is loaded, so the loops compute exactly what
-# they computed on an f32 copy, without the copy.  Their accumulator is f32.
-_HALF_NAMES = {d: ("float16" if d == np.float16 else "bfloat16") for d in HALF_VIEW}
+# A source may hold any of common.DTYPES, an output (the accumulator) any of common.NATIVE.
+# f16/bf16 sources are read in place: the kernels see their bits through HALF_VIEW
+# and ``_dec`` widens each element to f32 as it is loaded, so the loops compute exactly
+# what they computed on an f32 copy, without the copy.  Their accumulator is f32.
 _JIT = dict(cache=True, error_model="numpy")
 # Plain functions registered for jitted callers (see elementwise.py: a closure
 # over a dispatcher defeats numba's on-disk cache).
@@ -630,21 +631,10 @@ def _kernel_set(op: str) -> dict:
 
 
 def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> tuple[int, ...]:
-    for what, buf in (("src", src), ("out", out)):
-        if not isinstance(buf, np.ndarray) or buf.ndim != 1 or not buf.flags.c_contiguous:
-            raise StridedError(f"{op}: expected {what} to be a 1-D contiguous numpy array, got {type(buf).__name__}"
-                               + (f" of shape {buf.shape}" if isinstance(buf, np.ndarray) else ""))
-        if buf.dtype not in _NP_DTYPES and not (what == "src" and buf.dtype in HALF_VIEW):
-            raise DTypeError(
-                f"{op}: {what} has dtype {buf.dtype}, which kernels cannot compute in "
-                f"(expected one of {', '.join(sorted(_DTYPES))}"
-                + ("; a float16/bfloat16 source is read in place)" if what == "src" else ")")
-            )
-    if not out.flags.writeable:
-        raise StridedError(f"{op}: the output buffer is read-only")
-    for what, lay in (("src", src_layout), ("out", out_layout)):
-        if not isinstance(lay, Layout):
-            raise StridedError(f"{op}: expected a Layout for {what}, got {type(lay).__name__}")
+    check_buffer(op, "src", src, dtypes=DTYPES)
+    check_buffer(op, "out", out, dtypes=NATIVE, writable=True)
+    check_layout(op, "src_layout", src_layout)
+    check_layout(op, "out_layout", out_layout)
     nd = src_layout.ndim
     try:
         dims = tuple(int(d) for d in dims)
@@ -826,7 +816,7 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     if src.dtype in HALF_VIEW:
         if out.dtype != np.float32:
             raise DTypeError(
-                f"{op}: a {_HALF_NAMES[src.dtype]} source accumulates in float32, got a {out.dtype} output"
+                f"{op}: a {DTYPES[src.dtype]} source accumulates in float32, got a {out.dtype} output"
             )
         src = src.view(HALF_VIEW[src.dtype])
     if out_layout.numel == 0:
@@ -883,10 +873,10 @@ def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype
     these numpy dtypes once the caller has checked ``len(src) >= reach[0]`` and
     ``len(out) >= reach[1]``.  ``dims`` are sorted and distinct."""
     src_dtype, out_dtype = np.dtype(src_dtype), np.dtype(out_dtype)
-    if op not in REDUCE_OPS or out_dtype not in _NP_DTYPES:
+    if op not in REDUCE_OPS or out_dtype not in NATIVE:
         return None
     view = HALF_VIEW.get(src_dtype)
-    if (view is not None and out_dtype != np.float32) or (view is None and src_dtype not in _NP_DTYPES):
+    if (view is not None and out_dtype != np.float32) or (view is None and src_dtype not in NATIVE):
         return None
     keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
     if out_layout.shape != keep or writes_twice(out_layout) or src_layout.numel == 0 or out_layout.numel == 0:
