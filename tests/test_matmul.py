@@ -9,15 +9,19 @@ misaddressed element fails the equality.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import strided as sd
 from strided import linalg
-from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
+from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
+from strided.kernels import matmul as km
 from strided.layout import Layout
 from strided.tensor import Tensor
+from strategies import layouts_of_shape, np_view
 
 # ---------------------------------------------------------------------------
 # operand views
@@ -283,7 +287,10 @@ def _spy(monkeypatch):
     def no_copy(*args, **kwargs):
         raise AssertionError("matmul made a copy of an operand")
 
-    monkeypatch.setattr(Tensor, "_copy_to", no_copy)
+    # Every way a Tensor copies (the copy methods moved from Tensor._copy_to to the op layer).
+    for name in ("_copy_to", "contiguous", "force_contiguous", "copy", "to_dtype"):
+        if hasattr(Tensor, name):
+            monkeypatch.setattr(Tensor, name, no_copy)
     return calls
 
 
@@ -423,3 +430,174 @@ def test_int_parallel_path_matches_numpy():
     a = rng.integers(-1000, 1000, (2, 70, 80))
     b = rng.integers(-1000, 1000, (70, 80))
     _check(sd.from_numpy(a) @ sd.from_numpy(b).t().flip(1), a @ b.T[:, ::-1])
+
+
+# ---------------------------------------------------------------------------
+# the kernel entry point, called directly: flat buffers and layout integers
+
+
+def _ints_only(value, where="plan"):
+    """Every leaf of a plan is a plain int; every container a tuple."""
+    if isinstance(value, tuple):
+        for i, v in enumerate(value):
+            _ints_only(v, f"{where}[{i}]")
+    else:
+        assert type(value) is int, f"{where} is {type(value).__name__} {value!r}"
+
+
+def _triple(lay: Layout):
+    return (lay.shape, lay.stride, lay.offset)
+
+
+@st.composite
+def kernel_operands(draw, np_dtype):
+    """(a_buf, a_layout, b_buf, b_layout, numpy a, numpy b): rank >= 2 layouts of any dim
+    order, gaps, flips and stride-0 dims (batch and matrix), over buffers a little longer
+    than they need."""
+    lhs, rhs = draw(matmul_shapes())
+    lhs = lhs if len(lhs) > 1 else (1,) + lhs  # the entry point takes matrices; linalg promotes 1-D
+    rhs = rhs if len(rhs) > 1 else rhs + (1,)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    out = []
+    for shape in (lhs, rhs):
+        lay, n = draw(layouts_of_shape(shape))
+        buf = _fill(n, np_dtype, rng)
+        out += [buf, lay, np_view(buf, lay)]
+    a_buf, a_lay, a, b_buf, b_lay, b = out
+    return a_buf, a_lay, b_buf, b_lay, a, b
+
+
+@settings(max_examples=60)
+@given(st.sampled_from([np.float32, np.float64, np.int64, np.uint8, np.bool_]), st.data())
+def test_kernel_entry_point_matches_numpy(np_dtype, data):
+    a_buf, a_lay, b_buf, b_lay, a, b = data.draw(kernel_operands(np_dtype))
+    want = np.matmul(a, b)
+    c = np.full(want.size + 3, 7, np_dtype)  # longer than needed: the tail stays untouched
+    p = km.matmul(a_buf, _triple(a_lay), b_buf, _triple(b_lay), c)
+    assert p.c_size == want.size
+    np.testing.assert_array_equal(c[: want.size].reshape(want.shape), want)
+    assert (c[want.size :] == np.array(7, np_dtype)).all()
+
+
+@settings(max_examples=60)
+@given(st.sampled_from([True, False]), st.data())
+def test_plan_holds_ints_and_tuples_only(blas, data):
+    _, a_lay, _, b_lay, _, _ = data.draw(kernel_operands(np.float32))
+    args = dict(blas=blas, threads=data.draw(st.integers(1, 4)), chunk=data.draw(st.sampled_from([1, 3, km.DEFAULT_CHUNK])))
+    p = km.plan(_triple(a_lay), _triple(b_lay), **args)
+    for f in fields(p):
+        _ints_only(getattr(p, f.name), f"plan.{f.name}")
+    assert p.c_size == p.nbatch * p.m * p.n
+    assert len(p.walk_shape) == len(p.a_walk) == len(p.b_walk) == len(p.c_walk) >= 1
+    km._prepare.cache_clear()  # pure: planned again from the same integers, an equal plan
+    assert km.plan(_triple(a_lay), _triple(b_lay), **args) == p
+
+
+def test_plan_of_the_permuted_batch():
+    x, y = Layout.contiguous((8, 16, 128, 64)).permute((1, 0, 2, 3)), Layout.contiguous((8, 16, 64, 96)).permute((1, 0, 2, 3))
+    p = km.plan(_triple(x), _triple(y), threads=2)
+    assert (p.path, p.m, p.n, p.k, p.batch) == (km.BLAS, 128, 96, 64, (16, 8))
+    assert (p.a_mode, p.a_ld, p.b_mode, p.b_ld) == (km.ROW, 64, km.ROW, 96)
+    assert p.walk_shape == (16, 8) and p.a_walk == (8192, 131072) and p.b_walk == (6144, 98304)
+    assert p.c_walk == (8 * 128 * 96, 128 * 96)
+    assert p.a_reach == (0, 8 * 16 * 128 * 64) and p.b_reach == (0, 8 * 16 * 64 * 96)
+    assert km.plan(_triple(x), _triple(y), threads=1).split == 1
+
+
+def test_kernel_refuses_short_buffers():
+    a, b = np.ones(12, np.float32), np.ones(20, np.float32)
+    a_lay, b_lay = ((3, 4), (4, 1), 0), ((4, 5), (5, 1), 0)
+    km.matmul(a, a_lay, b, b_lay, np.empty(15, np.float32))
+    with pytest.raises(LayoutBoundsError, match=r"matmul: a shape \(3, 4\), stride \(4, 1\), offset 1 spans \[1, 13\) but its buffer holds 12"):
+        km.matmul(a, ((3, 4), (4, 1), 1), b, b_lay, np.empty(15, np.float32))
+    with pytest.raises(LayoutBoundsError, match=r"matmul: b .* spans \[0, 20\) but its buffer holds 19"):
+        km.matmul(a, a_lay, b[:19], b_lay, np.empty(15, np.float32))
+    with pytest.raises(LayoutBoundsError, match=r"matmul: a .*stride \(-4, 1\).* spans \[-8, 4\)"):
+        km.matmul(a, ((3, 4), (-4, 1), 0), b, b_lay, np.empty(15, np.float32))
+    with pytest.raises(LayoutBoundsError, match=r"matmul: expected c to hold the 15 elements of the result \(3, 5\), got a buffer of 14"):
+        km.matmul(a, a_lay, b, b_lay, np.empty(14, np.float32))
+    # a broadcast batch reaches only its own matrix
+    km.matmul(a, ((2, 3, 4), (0, 4, 1), 0), b, ((2, 4, 5), (0, 5, 1), 0), np.empty(30, np.float32))
+    with pytest.raises(LayoutBoundsError, match="matmul: b"):
+        km.matmul(a, a_lay, b, ((2, 4, 5), (1, 5, 1), 0), np.empty(30, np.float32))
+
+
+def test_kernel_refuses_what_it_cannot_run():
+    a, b, c = np.ones(12, np.float32), np.ones(20, np.float32), np.empty(15, np.float32)
+    a_lay, b_lay = ((3, 4), (4, 1), 0), ((4, 5), (5, 1), 0)
+    with pytest.raises(DTypeError, match="matmul: expected a, b and c of one dtype, got float32, float64 and float32"):
+        km.matmul(a, a_lay, b.astype(np.float64), b_lay, c)
+    with pytest.raises(DTypeError, match="matmul: not dispatched for dtype float16"):
+        km.matmul(a.astype(np.float16), a_lay, b.astype(np.float16), b_lay, c.astype(np.float16))
+    with pytest.raises(StridedError, match="matmul: expected b as a 1-D contiguous numpy array, got shape \\(4, 5\\)"):
+        km.matmul(a, a_lay, b.reshape(4, 5), b_lay, c)
+    with pytest.raises(StridedError, match="matmul: expected a as a 1-D contiguous numpy array, got shape \\(12,\\) strides \\(8,\\)"):
+        km.matmul(np.ones(24, np.float32)[::2], a_lay, b, b_lay, c)
+    with pytest.raises(StridedError, match="matmul: expected c as a 1-D contiguous numpy array, got list"):
+        km.matmul(a, a_lay, b, b_lay, [0.0] * 15)
+    ro = np.empty(15, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(StridedError, match="matmul: expected a writable c"):
+        km.matmul(a, a_lay, b, b_lay, ro)
+    shared = np.ones(40, np.float32)
+    with pytest.raises(StridedError, match="matmul: expected c not to overlap a or b"):
+        km.matmul(shared, a_lay, b, b_lay, shared[20:])
+    with pytest.raises(ShapeError, match=r"matmul: expected a's columns to match b's rows, got a shape \(3, 4\) and b shape \(5, 5\)"):
+        km.matmul(a, a_lay, b, ((5, 5), (5, 1), 0), c)
+    with pytest.raises(ShapeError, match=r"matmul: expected batch dims that broadcast, got a shape \(2, 3, 4\) and b shape \(3, 4, 5\)"):
+        km.matmul(a, ((2, 3, 4), (0, 4, 1), 0), b, ((3, 4, 5), (0, 5, 1), 0), np.empty(90, np.float32))
+    with pytest.raises(ShapeError, match=r"matmul: expected a_layout of rank >= 2 with one stride per dim, got shape \(12,\) stride \(1,\)"):
+        km.matmul(a, ((12,), (1,), 0), b, b_lay, c)
+    with pytest.raises(ShapeError, match="matmul: expected b_layout as \\(shape, stride, offset\\) of ints"):
+        km.matmul(a, a_lay, b, ((4, 5), (5, 1.5), 0), c)
+    with pytest.raises(ShapeError, match="matmul: expected chunk >= 1"):
+        km.matmul(a, a_lay, b, b_lay, c, chunk=0)
+    with pytest.raises(TooHardError, match="matmul: the result's row length"):
+        km.plan(((1, 1), (1, 1), 0), ((1, 2**31), (2**31, 1), 0))
+    # lists are layouts too; nothing was written by any refused call
+    c[:] = -1
+    km.matmul(a, [[3, 4], [4, 1], 0], b, [[4, 5], [5, 1], 0], c)
+    np.testing.assert_array_equal(c, np.full(15, 4, np.float32))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_split_batches_match_the_walk_in_order(data):
+    # Ranges of batches on several threads (each gemm on one BLAS thread), tiny
+    # products included, against NumPy and against one walk in order, bit for bit.
+    old_min, old_threads = km.SPLIT_MIN_MACS, sd.get_num_threads()
+    a_buf, a_lay, b_buf, b_lay, a, b = data.draw(kernel_operands(np.float64))
+    chunk = data.draw(st.sampled_from([2, km.DEFAULT_CHUNK]))
+    try:
+        km.SPLIT_MIN_MACS = 0
+        sd.set_num_threads(max(2, old_threads))
+        km._prepare.cache_clear()
+        want = np.matmul(a, b)
+        c = np.empty(want.size, np.float64)
+        p = km.matmul(a_buf, _triple(a_lay), b_buf, _triple(b_lay), c, chunk=chunk)
+        np.testing.assert_array_equal(c.reshape(want.shape), want)
+        if p.path == km.BLAS and p.nbatch > 1 and km._set_blas_threads is not None:
+            assert p.split > 1 and p.blas_threads == 1
+    finally:
+        km.SPLIT_MIN_MACS = old_min
+        sd.set_num_threads(old_threads)
+        km._prepare.cache_clear()
+
+
+def test_split_is_bit_identical_to_one_thread():
+    # Each gemm of a split runs on one BLAS thread: the bits are those of a one-thread run.
+    rng = np.random.default_rng(9)
+    x = sd.from_numpy(rng.standard_normal((8, 16, 128, 64), dtype=np.float32)).permute(1, 0, 2, 3)
+    y = sd.from_numpy(rng.standard_normal((8, 16, 64, 96), dtype=np.float32)).permute(1, 0, 2, 3)
+    rhs = (y, y.flip(-1), y[:1].broadcast_as(y.shape))  # in place; packed; packed once per range
+    old = sd.get_num_threads()
+    try:
+        sd.set_num_threads(2)
+        split = [x @ r for r in rhs]
+        assert km.plan(_triple(x.layout), _triple(y.layout), threads=2).split > 1
+        sd.set_num_threads(1)
+        alone = [x @ r for r in rhs]
+    finally:
+        sd.set_num_threads(old)
+    for s, w in zip(split, alone):
+        assert s.numpy().tobytes() == w.numpy().tobytes()

@@ -29,7 +29,8 @@ from .kernels.matmul import stats  # noqa: F401  (operands read in place / packe
 from .layout import Layout
 from .layout.layout import _contiguous, broadcast_shapes
 from .storage import alloc
-from .tensor import Op, Tensor, _tracked, from_numpy
+from .creation import from_numpy
+from .tensor import Op, Tensor, tracked as _tracked
 
 
 def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:

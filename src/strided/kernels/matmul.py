@@ -93,7 +93,7 @@ DEFAULT_CHUNK = 1 << 30
 INT_PARALLEL_MIN = 1 << 18
 # Batches are split across threads only while each gemm is at most this many
 # multiply-adds: past it OpenBLAS keeps its own threads busy inside one gemm.
-SPLIT_MAX_MACS = 0
+SPLIT_MAX_MACS = 1 << 24
 # ... and only when the whole batch is at least this much work (waking the pool costs).
 SPLIT_MIN_MACS = 1 << 20
 CHUNKS_PER_THREAD = 4
