@@ -5,7 +5,22 @@
 ``dim`` (outer) and after it (inner) are merged separately by NdIter, so an
 embedding lookup (rows of a dense table into a dense result) is one loop per
 selected row over a single dense run.  Bits are moved by itemsize, as in the
-copy family.
+copy family.  Each slice takes one path (``_copy_block``), on its merged inner
+dims:
+
+=========  ==============================================  ==========================
+path       when (on the merged inner dims)                 loop
+=========  ==============================================  ==========================
+run        one dim, stride 1 in dst and src (a row of an   one memmove (``copy_run``)
+           embedding table into a dense result)
+strided    one dim, any other strides                      one strided loop
+general    several dims                                    odometer over the outer
+                                                           ones, strided inner run
+=========  ==============================================  ==========================
+
+The (outer position, k) slices split into parallel chunks as copies do: from
+``COPY_PARALLEL_MIN`` elements, ``CHUNKS_PER_THREAD`` a thread (``copy.nchunks``).
+``gather_offsets`` is one odometer over the layout.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ on the reduced dims).  The source decides the order, so memory is read
 forwards whatever the layout (transposed, flipped, broadcast); merged dims are
 reduced ("R", output stride 0) or kept ("K"); dims the source walks backwards
 are flipped first (not argmax/argmin's dim: its indices must stay logical).
-Then one of two loops:
+Then one of these paths (``ReducePlan.case``):
 
 =======  =====================================  ==================================
-case     when                                   loop
+path     when                                   loop
 =======  =====================================  ==================================
 INNER    the innermost merged dim is reduced    each output element reduces its
          (row sums of a row-major matrix)       contiguous runs (blocked pairwise);
@@ -21,18 +21,21 @@ OUTER    the innermost merged dim is kept       whole rows are accumulated into 
                                                 column; threads split the columns,
                                                 or the rows into parts that each
                                                 fill a partial vector
+fill     sum/prod of a source with no           ``_fill`` writes the identity (or
+         elements; argmax/argmin over a dim     index 0) at every output
+         of size 1
 =======  =====================================  ==================================
 
-Above ``PARALLEL_MIN`` source elements the work runs under ``prange``, a few
-chunks per thread handed out dynamically; split reductions (partial results)
+Above ``PARALLEL_MIN`` source elements the work runs under ``prange``,
+``CHUNKS_PER_THREAD`` chunks per thread handed out dynamically; split reductions (partial results)
 are combined in order at the end.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
 sums accumulate in f32, integer and bool sums arrive with an int64 output).
-Sums are pairwise: runs are summed in leaves of 4096 elements (vectorised,
+Sums are pairwise: runs are summed in leaves of ``BLOCK`` elements (vectorised,
 32 independent partial sums), leaves and runs are combined by a pairwise
 cascade (INNER); rows are added into a block accumulator that is folded into the
-total every 64 rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
+total every ``FOLD`` rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
 pick the first occurrence of the extremum, and a NaN wins (the first one).
 Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
 max, min, argmax and argmin.
