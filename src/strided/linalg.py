@@ -27,7 +27,7 @@ from .errors import DTypeError, ShapeError, StridedError
 from .kernels import matmul as km  # loads scipy's BLAS; linalg itself loads on first use
 from .kernels.matmul import stats  # noqa: F401  (operands read in place / packed, for tests)
 from .layout import Layout
-from .layout.layout import _contiguous, broadcast_shapes
+from .layout.layout import broadcast_shapes, contiguous_layout
 from .storage import alloc
 from .creation import from_numpy
 from .tensor import Op, Tensor, tracked as _tracked
@@ -96,7 +96,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even
         store = rounded
-    out = Tensor(store, _contiguous(out_shape), want)  # row-major
+    out = Tensor(store, contiguous_layout(out_shape), want)  # row-major
     if _tracked((a, b)):
         out._op = Op("matmul", (a, b), {"promote": promote})
     return out

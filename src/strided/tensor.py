@@ -197,9 +197,10 @@ class Tensor:
         return self._view(self.layout.transpose(d0, d1), "transpose", d0, d1)
 
     def t(self):
-        if self.ndim < 2:
+        lay = self.layout
+        if len(lay.shape) < 2:
             raise ShapeError(f"t: expected a tensor with at least 2 dims, got shape {self.shape}")
-        return self.transpose(-2, -1)
+        return self._view(lay.transpose(-2, -1), "transpose", -2, -1)
 
     @property
     def T(self):

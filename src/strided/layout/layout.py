@@ -127,7 +127,7 @@ class Layout:
         set_(self, "shape", shape)
         set_(self, "stride", stride)
         set_(self, "offset", _as_int("Layout", "offset", offset))
-        set_(self, "_hash", hash((shape, stride, self.offset)))
+        set_(self, "_hash", None)
         set_(self, "_dense", None)
 
     # -- identity ---------------------------------------------------------
@@ -140,7 +140,11 @@ class Layout:
         return (self.shape, self.stride, self.offset) == (other.shape, other.stride, other.offset)
 
     def __hash__(self):
-        return self._hash
+        h = self._hash  # computed on first use: most views never key a dict
+        if h is None:
+            h = hash((self.shape, self.stride, self.offset))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __reduce__(self):
         return (Layout, (self.shape, self.stride, self.offset))
@@ -170,7 +174,7 @@ class Layout:
         set_(self, "shape", shape)
         set_(self, "stride", stride)
         set_(self, "offset", offset)
-        set_(self, "_hash", hash((shape, stride, offset)))
+        set_(self, "_hash", None)
         set_(self, "_dense", None)
         return self
 
@@ -309,11 +313,16 @@ class Layout:
         )
 
     def transpose(self, d0, d1) -> "Layout":
-        a = norm_dim("transpose", d0, self.ndim)
-        b = norm_dim("transpose", d1, self.ndim)
-        perm = list(range(self.ndim))
-        perm[a], perm[b] = perm[b], perm[a]
-        return self._permuted(perm)
+        nd = len(self.shape)
+        if type(d0) is int and type(d1) is int and -nd <= d0 < nd and -nd <= d1 < nd:
+            a, b = d0 % nd, d1 % nd  # the common call (t(), transpose(0, 1)) needs no conversion
+        else:
+            a = norm_dim("transpose", d0, nd)
+            b = norm_dim("transpose", d1, nd)
+        shape, stride = list(self.shape), list(self.stride)
+        shape[a], shape[b] = shape[b], shape[a]
+        stride[a], stride[b] = stride[b], stride[a]
+        return Layout._trusted(tuple(shape), tuple(stride), self.offset)
 
     def permute(self, dims) -> "Layout":
         dims = as_int_tuple("permute", "dims", dims)
@@ -449,8 +458,3 @@ def contiguous_layout(shape: tuple[int, ...]) -> Layout:
     """The row-major layout of ``shape`` at offset 0, one shared object per shape."""
     # Every fresh output asks for one; layouts are immutable, so one per shape serves all.
     return Layout(shape, contiguous_strides(shape), 0)
-
-
-# The old private names, kept while modules outside layout/ (tensor, creation, linalg) still import them.
-_contiguous = contiguous_layout  # alias, to be removed once importers move
-_int_tuple = as_int_tuple  # alias, to be removed once importers move
