@@ -66,7 +66,7 @@ Operands handed over in place or packed are counted in ``stats``.
 
 from __future__ import annotations
 
-from . import PARALLEL_MIN  # noqa: F401  (imports strided.threads before numba)
+from . import common  # noqa: F401  (imports strided.threads before numba)
 
 import operator
 from dataclasses import dataclass
@@ -97,16 +97,6 @@ SPLIT_MAX_MACS = 1 << 24
 # ... and only when the whole batch is at least this much work (waking the pool costs).
 SPLIT_MIN_MACS = 1 << 20
 CHUNKS_PER_THREAD = 4
-
-# Products below this many multiply-adds per matrix run BLAS on one thread.  On a shared
-# 2-CPU machine a two-thread gemm whose second thread finds its CPU taken finishes one or
-# more 4 ms scheduler ticks late: a 256^2 f32 product (about 1 ms on one thread) measured
-# anywhere from 0.8 to 48 ms with two threads, against 1-2 ms on one.  2**25 is ~1.5 ms of
-# single-thread gemm: from there a second thread gains more than a late tick costs.
-BLAS_PARALLEL_MIN = 1 << 25
-# OpenBLAS itself runs gemms up to this size on the calling thread (interface/gemm.c:
-# m*n*k <= SMP_THRESHOLD_MIN 65536 * GEMM_MULTITHREAD_THRESHOLD 4): nothing to switch.
-_BLAS_SERIAL_MAX = 1 << 18
 
 # Operands handed to BLAS in place ("direct") or gathered into a scratch tile first ("packed").
 stats = {"direct": 0, "packed": 0}
@@ -389,8 +379,6 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
         if (can_split and nthreads > 1 and nbatch > 1 and macs <= SPLIT_MAX_MACS
                 and nbatch * macs >= SPLIT_MIN_MACS):
             split = min(nbatch, CHUNKS_PER_THREAD * nthreads)
-            blas_threads = 1
-        elif can_split and nthreads > 1 and _BLAS_SERIAL_MAX < macs < BLAS_PARALLEL_MIN:
             blas_threads = 1
     else:
         path = INT
