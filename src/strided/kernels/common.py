@@ -158,3 +158,17 @@ def reach(lay) -> tuple[int, int]:
 def writes_twice(lay) -> bool:
     """A stride-0 dim of size > 1: writing through ``lay`` stores several elements at one address."""
     return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))
+
+
+def own_name(tag: str, *fns):
+    """Rename functions a kernel factory made so that each op's carry the op's ``tag``.
+
+    numba names compiled code by the function's qualified name plus a per-process
+    counter, so the kernels one factory makes for several ops would share names, and a
+    kernel loaded from the disk cache could then be linked in place of another op's
+    freshly compiled one (numba issue #10486: argmax was seen running argmin's code).
+    Returns the functions, renamed in place."""
+    for fn in fns:
+        fn.__qualname__ = f"{fn.__qualname__}_{tag}"
+        fn.__name__ = f"{fn.__name__}_{tag}"
+    return fns

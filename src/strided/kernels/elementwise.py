@@ -66,6 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .common import own_name
 from .common import (
     CHUNKS_PER_THREAD,
     COMPUTE,
@@ -600,6 +601,7 @@ def _tile_coords(w, shape, st, offs, idx, base, nops, tile):
 
 
 def _make_unary(fn):
+    tag = fn.__name__
     def runs(out, x, shape, st, offs, lo, hi, path):
         nd = shape.shape[0]
         inner = shape[nd - 1]
@@ -666,10 +668,12 @@ def _make_unary(fn):
             if not do:
                 _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
+    own_name(tag, runs, tiles)
     return _jitable(runs), _jitable(tiles)
 
 
 def _make_binary(fn):
+    tag = fn.__name__
     def runs(out, x, y, shape, st, offs, lo, hi, path):
         nd = shape.shape[0]
         inner = shape[nd - 1]
@@ -757,6 +761,7 @@ def _make_binary(fn):
             if not do:
                 _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
+    own_name(tag, runs, tiles)
     return _jitable(runs), _jitable(tiles)
 
 
@@ -766,6 +771,7 @@ def _w_select(c, x, y):
 
 
 def _make_where():
+    tag = "where"
     fn = _w_select
 
     def runs(out, c, x, y, shape, st, offs, lo, hi, path):
@@ -849,10 +855,11 @@ def _make_where():
             if not do:
                 _tile_store(out, po, so0, so1, bo, tw, ni, nj)
 
+    own_name(tag, runs, tiles)
     return _jitable(runs), _jitable(tiles)
 
 
-def _make_drivers(runs, tiles, nin):
+def _make_drivers(runs, tiles, nin, tag):
     """The four kernels of one op: serial and parallel, runs and tiles.
 
     The serial kernels are ``runs``/``tiles`` themselves (``lo, hi`` = the
@@ -861,45 +868,40 @@ def _make_drivers(runs, tiles, nin):
     arguments out; the bodies are identical."""
     if nin == 1:
 
-        @njit(parallel=True, **_JIT)
         def p_runs(out, x, shape, st, offs, total, nch, path):
             for c in prange(nch):
                 runs(out, x, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
 
-        @njit(parallel=True, **_JIT)
         def p_tiles(out, x, shape, st, offs, total, nch, tile):
             for c in prange(nch):
                 tiles(out, x, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
 
     elif nin == 2:
 
-        @njit(parallel=True, **_JIT)
         def p_runs(out, x, y, shape, st, offs, total, nch, path):
             for c in prange(nch):
                 runs(out, x, y, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
 
-        @njit(parallel=True, **_JIT)
         def p_tiles(out, x, y, shape, st, offs, total, nch, tile):
             for c in prange(nch):
                 tiles(out, x, y, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
 
     else:
 
-        @njit(parallel=True, **_JIT)
         def p_runs(out, c, x, y, shape, st, offs, total, nch, path):
             for k in prange(nch):
                 runs(out, c, x, y, shape, st, offs, k * total // nch, (k + 1) * total // nch, path)
 
-        @njit(parallel=True, **_JIT)
         def p_tiles(out, c, x, y, shape, st, offs, total, nch, tile):
             for k in prange(nch):
                 tiles(out, c, x, y, shape, st, offs, k * total // nch, (k + 1) * total // nch, tile)
 
+    own_name(tag, p_runs, p_tiles)
     return {
         (False, False): njit(**_JIT)(runs),
-        (False, True): p_runs,
+        (False, True): njit(parallel=True, **_JIT)(p_runs),
         (True, False): njit(**_JIT)(tiles),
-        (True, True): p_tiles,
+        (True, True): njit(parallel=True, **_JIT)(p_tiles),
     }
 
 
@@ -911,11 +913,11 @@ def _kernel_set(kind: str, op: str) -> dict:
     ks = _kernels.get(key)
     if ks is None:
         if kind == "u":
-            ks = _make_drivers(*_make_unary(_UNARY_FNS[op][0]), 1)
+            ks = _make_drivers(*_make_unary(_UNARY_FNS[op][0]), 1, op)
         elif kind == "b":
-            ks = _make_drivers(*_make_binary(_BINARY_FNS[op][0]), 2)
+            ks = _make_drivers(*_make_binary(_BINARY_FNS[op][0]), 2, op)
         else:
-            ks = _make_drivers(*_make_where(), 3)
+            ks = _make_drivers(*_make_where(), 3, op)
         _kernels[key] = ks
     return ks
 

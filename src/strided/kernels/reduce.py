@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .common import own_name
 from .common import (
     BLOCK,
     CHUNKS_PER_THREAD,
@@ -231,6 +232,7 @@ def _advance2(shape, st, idx, ps, po):
 
 
 def _make_reduce(comb, leaf_comb):
+    tag = comb.__name__
     @_leaf_jitable
     def leaf(src, p, s, m, ident, buf):
         """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
@@ -465,12 +467,12 @@ def _make_reduce(comb, leaf_comb):
                     r = comb(r, part[wc * nrs + rp, k])
                 out[q + k * so] = r
 
+    own_name(tag, leaf, push, fold, reduce_range, inner_outputs, inner_partial, inner_finish, outer_items, outer_finish)
     s_inner = njit(**_JIT)(inner_outputs)
     s_outer = njit(**_JIT)(outer_items)
     inner_outputs = _jitable(inner_outputs)
     outer_items = _jitable(outer_items)
 
-    @njit(parallel=True, **_JIT)
     def p_inner(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nk, nr, nch, nsplit, identa):
         if nsplit == 1:
             for c in prange(nch):
@@ -486,7 +488,6 @@ def _make_reduce(comb, leaf_comb):
                 )
             inner_finish(part, out, kshape, kst, ooff, nk, nsplit)
 
-    @njit(parallel=True, **_JIT)
     def p_outer(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nrs, nitems, nch, identa):
         for c in prange(nch):
             outer_items(
@@ -496,10 +497,13 @@ def _make_reduce(comb, leaf_comb):
         if nrs > 1:
             outer_finish(part, out, kshape, kst, ooff, ncol, width, nrs, nitems // nrs)
 
-    return {(INNER, False): s_inner, (INNER, True): p_inner, (OUTER, False): s_outer, (OUTER, True): p_outer}
+    own_name(tag, p_inner, p_outer)
+    return {(INNER, False): s_inner, (INNER, True): njit(parallel=True, **_JIT)(p_inner),
+            (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
 
 def _make_arg(better):
+    tag = better.__name__
     @_jitable
     def arg_run(src, p, s, r0, r1):
         best = _dec(src[p + r0 * s])
@@ -573,12 +577,12 @@ def _make_arg(better):
             for k in range(wl):
                 out[q + k * so] = bidx[k]
 
+    own_name(tag, arg_run, inner_outputs, inner_partial, inner_finish, outer_items)
     s_inner = njit(**_JIT)(inner_outputs)
     s_outer = njit(**_JIT)(outer_items)
     inner_outputs = _jitable(inner_outputs)
     outer_items = _jitable(outer_items)
 
-    @njit(parallel=True, **_JIT)
     def p_inner(src, out, pbest, pidx, kshape, kst, n, rs, soff, ooff, nk, nch, nsplit):
         if nsplit == 1:
             for c in prange(nch):
@@ -589,12 +593,13 @@ def _make_arg(better):
                 inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, c * total // nch, (c + 1) * total // nch)
             inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit)
 
-    @njit(parallel=True, **_JIT)
     def p_outer(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, nitems, nch):
         for c in prange(nch):
             outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, c * nitems // nch, (c + 1) * nitems // nch)
 
-    return {(INNER, False): s_inner, (INNER, True): p_inner, (OUTER, False): s_outer, (OUTER, True): p_outer}
+    own_name(tag, p_inner, p_outer)
+    return {(INNER, False): s_inner, (INNER, True): njit(parallel=True, **_JIT)(p_inner),
+            (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
 
 @njit(**_JIT)

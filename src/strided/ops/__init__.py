@@ -104,10 +104,15 @@ declare("to_dtype", "copy", "cast", kernel="copy", grad=grad.cast_back, methods=
 # -- Tensor methods, from the table ----------------------------------------------------------
 
 
-def _matmul(a, b):
-    from .. import linalg  # loads BLAS: only when a product is asked for
+_LINALG = []  # strided.linalg, once loaded: it loads BLAS, so only when a product is asked for
 
-    return linalg.matmul(a, b)
+
+def _matmul(a, b):
+    if not _LINALG:
+        from .. import linalg
+
+        _LINALG.append(linalg.matmul)
+    return _LINALG[0](a, b)
 
 
 def _method(spec):
