@@ -11,10 +11,10 @@ Importing it imports ``strided.threads`` first, which fixes numba's thread pool
 and threading layer before numba starts.
 """
 
-import functools
 
 import numpy as np
 
+from .. import caches
 from ..errors import DTypeError, StridedError
 from .. import threads as _threads  # noqa: F401  (must precede any numba import)
 from ..layout.layout import Layout
@@ -24,8 +24,16 @@ from .half import BF16, F16, HALF_VIEW
 # every family
 
 # Below this many elements a kernel runs on the calling thread: waking the pool costs more
-# than the loop (docs/benchmarks.md has the measurements).
+# than the loop.  This is the threshold of compute-bound work (exp, tanh, ...); the cheaper
+# families scale it up below.  docs/benchmarks.md has the quiet-machine measurements.
 PARALLEL_MIN = 1 << 16
+# Memory-bound elementwise ops (add, compare, relu, where: a few instructions an element)
+# go parallel only from this multiple of PARALLEL_MIN: their loop is so short that a
+# second thread pays for its launch only on four times the elements exp needs.
+LIGHT_OP_FACTOR = 4
+# Reductions go parallel only from this multiple of PARALLEL_MIN: the serial reduction
+# runs at memory speed, and below it the launch and the partial results cost more.
+REDUCE_FACTOR = 8
 # Parallel work is cut into this many chunks per thread, handed out one at a time: a thread
 # that the OS preempts (a busy machine) holds up one small chunk, not a fixed share.
 CHUNKS_PER_THREAD = 4
@@ -148,13 +156,13 @@ def check_in_buffer(op: str, what: str, buf, lay) -> None:
             raise type(e)(f"{op}: {what}: {e}") from None
 
 
-@functools.lru_cache(maxsize=4096)
+@caches.lru("kernels.reach", "layout", 4096)
 def reach(lay) -> tuple[int, int]:
     """(lowest offset, highest offset + 1) that ``lay`` touches; (0, 0) when it has no elements."""
     return lay.span() if lay.numel else (0, 0)
 
 
-@functools.lru_cache(maxsize=1024)
+@caches.lru("kernels.writes_twice", "layout", 1024)
 def writes_twice(lay) -> bool:
     """A stride-0 dim of size > 1: writing through ``lay`` stores several elements at one address."""
     return any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.stride))

@@ -37,7 +37,6 @@ from .common import (
 )
 
 from dataclasses import dataclass
-from functools import lru_cache
 from math import prod
 
 import numpy as np
@@ -45,6 +44,7 @@ from numba import njit, parallel_chunksize, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from .. import caches
 from ..errors import ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
@@ -562,7 +562,7 @@ def nchunks(units: int, numel: int) -> int:
     return min(units, threads * CHUNKS_PER_THREAD)
 
 
-@lru_cache(maxsize=4096)
+@caches.lru("copy.int_arrays", "tuple of ints", 4096)
 def _i64(values: tuple) -> np.ndarray:
     """A tuple of ints as the int64 array a kernel takes; cached, and never written to."""
     return np.asarray(values, dtype=np.int64)
@@ -660,7 +660,7 @@ _PATH_CODE = {"run": 0, "rows": 1, "blocks": 2, "tiled": 3, "general": 4}
 _HEAD = 12
 
 
-@lru_cache(maxsize=1024)
+@caches.lru("copy.table_rows", "dst layout, src layout, tile edge", 1024)
 def _plan_row(dst_layout: Layout, src_layout: Layout, b: int) -> tuple:
     """``plan_copy``'s same-dtype plan as a row of ``_many_s``'s table (cached: a model's
     step cats the same layouts again and again)."""
@@ -878,7 +878,7 @@ _MANY_BY_ID: dict = {}
 _HALF_BITS = {d: np.dtype(np.uint16) for d in HALF_VIEW}  # f16 and bf16 bits alike
 
 
-@lru_cache(maxsize=256)
+@caches.lru("copy.many_programs", "dst and src layouts, lengths, dtypes", 256)
 def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtype, src_lens: tuple, src_dtypes: tuple):
     """(indices batched, indices copied alone, the batched ones' table rows), after every
     check ``copy_into`` makes on each pair."""
@@ -904,10 +904,10 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
 
 # Layouts are immutable and hashable: a loop that copies the same views again
 # (a model's step) skips the planning, which costs more than a small copy.
-_cached_plan = lru_cache(maxsize=1024)(plan_copy)
+_cached_plan = caches.lru("copy.plans", "dst layout, src layout, same dtype", 1024)(plan_copy)
 
 
-@lru_cache(maxsize=256)
+@caches.lru("copy.dense_in_order", "layout", 256)
 def dense_in_order_of(layout: Layout) -> Layout:
     """A dense layout of ``layout``'s shape whose dims nest in ``layout``'s memory order."""
     perm = NdIter(layout).perm  # outermost first

@@ -60,7 +60,6 @@ max/min propagate NaN like NumPy; relu(nan) is nan.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -71,6 +70,7 @@ from .common import (
     CHUNKS_PER_THREAD,
     COMPUTE,
     DTYPES,
+    LIGHT_OP_FACTOR,
     PARALLEL_MIN,
     TILE_BYTES,
     TILE_FLOOR,
@@ -83,6 +83,7 @@ from .common import (
     reach as _reach,
     writes_twice,
 )
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
@@ -981,7 +982,7 @@ def _plan(layouts, itemsize: int = 4) -> Plan:
     return _plan_and_arrays(tuple(layouts), itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)[0]
 
 
-@functools.lru_cache(maxsize=1024)
+@caches.lru("elementwise.plans", "layouts, itemsize, thread count, thresholds", 1024)
 def _plan_and_arrays(layouts: tuple, itemsize: int, nthreads: int, parallel_min: int, tile_min: int, tile_bytes: int):
     """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
     p = _choose(list(layouts), itemsize, nthreads, parallel_min, tile_min, tile_bytes)
@@ -1045,9 +1046,18 @@ def plan(out_layout: Layout, *layouts: Layout, itemsize: int = 4) -> Plan:
     return _plan([out_layout, *layouts], itemsize)
 
 
-def _launch(ks: dict, bufs: tuple, layouts: tuple) -> None:
+# The ops whose work per element is a libm-sized function: they go parallel from
+# PARALLEL_MIN; every other op from LIGHT_OP_FACTOR times that.
+HEAVY_OPS = frozenset({"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip", "div", "pow"})
+
+
+def _parallel_min(op: str) -> int:
+    return PARALLEL_MIN if op in HEAVY_OPS else PARALLEL_MIN * LIGHT_OP_FACTOR
+
+
+def _launch(op: str, ks: dict, bufs: tuple, layouts: tuple) -> None:
     itemsize = max(b.itemsize for b in bufs)
-    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)
+    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), _parallel_min(op), TILE_MIN, TILE_BYTES)
     tiled = p.path == TILED
     k = ks[(tiled, p.parallel)]
     last = p.tile if tiled else p.path
@@ -1100,7 +1110,7 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     else:
         views = tuple(HALF_VIEW.get(np.dtype(d)) for d in dtypes)
     itemsize = max((np.dtype(d) if v is None else v).itemsize for d, v in zip(dtypes, views))
-    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)
+    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), _parallel_min(op), TILE_MIN, TILE_BYTES)
     tiled = p.path == TILED
     k = _kernel_set({"unary": "u", "binary": "b", "where": "w"}[kind], op if kind != "where" else "where")[(tiled, p.parallel)]
     last = p.tile if tiled else p.path
@@ -1165,7 +1175,7 @@ def output_layout(shape, *layouts: Layout) -> Layout:
     return _following(tuple(lays))
 
 
-@functools.lru_cache(maxsize=1024)
+@caches.lru("elementwise.output_order", "operand layouts", 1024)
 def _following(lays: tuple) -> Layout:
     # Cached: a model's step asks again for the same operand layouts, and NdIter's
     # ordering costs more than a small op's loop.
@@ -1190,7 +1200,7 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
         raise DTypeError(f"{op}: expected an output of dtype {src.dtype}, got {out.dtype}")
     if out_layout.numel == 0:
         return
-    _launch(_kernel_set("u", op), (_kview(out), _kview(src)), (out_layout, src_layout))
+    _launch(op, _kernel_set("u", op), (_kview(out), _kview(src)), (out_layout, src_layout))
 
 
 def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
@@ -1216,7 +1226,7 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
         raise DTypeError(f"{op}: expected an output computed in {comp} (as {a.dtype}), got {out.dtype}")
     if out_layout.numel == 0:
         return
-    _launch(_kernel_set("b", op), (_kview(out), _kview(a), _kview(b)), (out_layout, a_layout, b_layout))
+    _launch(op, _kernel_set("b", op), (_kview(out), _kview(a), _kview(b)), (out_layout, a_layout, b_layout))
 
 
 def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
@@ -1235,4 +1245,4 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         return
     if a.dtype in HALF_VIEW:
         out, a, b = out.view(np.uint16), a.view(np.uint16), b.view(np.uint16)
-    _launch(_kernel_set("w", "where"), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))
+    _launch("where", _kernel_set("w", "where"), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from .common import DTYPES, check_buffer, check_layout  # (imports strided.threads before numba)
 
-from functools import lru_cache
 
 import numpy as np
 from numba import njit, parallel_chunksize, prange
 
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
@@ -190,7 +190,7 @@ def check_index(op: str, index, dim: int, size: int) -> np.ndarray:
     return np.ascontiguousarray(idx)
 
 
-@lru_cache(maxsize=1024)
+@caches.lru("index.merged_dims", "shape, dst and src strides", 1024)
 def _merged(shape, dst_stride, src_stride):
     """Merged (shape, dst strides, src strides) of a sub-block; rank 0 is one element.
 

@@ -26,7 +26,7 @@ fill     sum/prod of a source with no           ``_fill`` writes the identity (o
          of size 1
 =======  =====================================  ==================================
 
-Above ``PARALLEL_MIN`` source elements the work runs under ``prange``,
+From ``PARALLEL_MIN * REDUCE_FACTOR`` source elements the work runs under ``prange``,
 ``CHUNKS_PER_THREAD`` chunks per thread handed out dynamically; split reductions (partial results)
 are combined in order at the end.
 
@@ -49,7 +49,6 @@ meets first, which LLVM does not pin down for an f32 copy either).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +62,7 @@ from .common import (
     MAX_WIDTH,
     NATIVE,
     PARALLEL_MIN,
+    REDUCE_FACTOR,
     SPLIT_MIN,
     SPLIT_ROWS,
     STACK,
@@ -72,6 +72,7 @@ from .common import (
     reach as _reach,
     writes_twice,
 )
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
@@ -702,10 +703,10 @@ def _prod(t) -> int:
 
 
 def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = False) -> ReducePlan:
-    return _plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN)[0]
+    return _plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR)[0]
 
 
-@functools.lru_cache(maxsize=1024)
+@caches.lru("reduce.plans", "layouts, dims, thread count, threshold", 1024)
 def _plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min):
     """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
     p = _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min)
@@ -784,7 +785,7 @@ def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePl
     return _plan(src_layout, out_layout, dims)
 
 
-@functools.lru_cache(maxsize=64)
+@caches.lru("reduce.identities", "op, dtype", 64)
 def _identity(op: str, dtype: np.dtype) -> np.ndarray:
     if op == "sum":
         v = 0
@@ -843,7 +844,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     """``run(src, out)``: the planned reduction kernel on buffers already checked for these
     layouts (src as the kernels see it: half types as their bit views)."""
     p, (kshape, kst, rshape, rst) = _plan_and_arrays(
-        src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN
+        src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
     ident = _identity(op, acc)
     k = _kernel_set(op)[(p.case, p.parallel)]
@@ -932,7 +933,9 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
         return
     if src_layout.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
-    p, (kshape, kst, _, _) = _plan_and_arrays(src_layout, out_layout, dims, True, get_num_threads(), PARALLEL_MIN)
+    p, (kshape, kst, _, _) = _plan_and_arrays(
+        src_layout, out_layout, dims, True, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
+    )
     if not p.rshape:  # the dim has size 1: every index is 0
         _fill_out(out, out_layout, np.zeros(1, np.int64))
         return
