@@ -601,3 +601,51 @@ def test_split_is_bit_identical_to_one_thread():
         sd.set_num_threads(old)
     for s, w in zip(split, alone):
         assert s.numpy().tobytes() == w.numpy().tobytes()
+
+
+@pytest.mark.skipif(km.BLAS_LIBRARY != "numpy", reason="gemm runs on scipy's OpenBLAS, not NumPy's")
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([np.float32, np.float64]), st.integers(2, 300), st.integers(1, 300), st.integers(2, 300),
+       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_products_are_numpys_bits(np_dtype, m, k, n, ta, tb, seed):
+    # Same OpenBLAS, same calls: random values, no tolerance, whatever the thread count.
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np_dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np_dtype)
+    a, b = (a.T if ta else a), (b.T if tb else b)
+    got = (sd.from_numpy(a) @ sd.from_numpy(b)).numpy()
+    assert got.tobytes() == np.matmul(a, b).tobytes()
+
+
+_SCIPY_BLAS = r"""
+import numpy as np, threadpoolctl
+select = threadpoolctl.ThreadpoolController.select
+def without_numpys(self, **kw):  # hide NumPy's OpenBLAS: matmul falls back to scipy's
+    found = select(self, **kw)
+    found.lib_controllers = [c for c in found.lib_controllers if not hasattr(c.dynlib, "scipy_sgemm_64_")]
+    return found
+threadpoolctl.ThreadpoolController.select = without_numpys
+import strided as sd
+from strided.kernels import matmul as km
+assert km.BLAS_LIBRARY == "scipy" and km._BLAS_INT.dtype == np.int32, km.BLAS_LIBRARY
+rng = np.random.default_rng(0)
+x = rng.integers(-9, 10, (8, 16, 32, 24)).astype(np.float32)
+y = rng.integers(-9, 10, (8, 16, 24, 40)).astype(np.float64)
+for dt in (np.float32, np.float64):
+    a, b = x.astype(dt), y.astype(dt)
+    got = sd.from_numpy(a).permute(1, 0, 2, 3) @ sd.from_numpy(b).permute(1, 0, 2, 3).flip(-1)
+    np.testing.assert_array_equal(got.numpy(), np.matmul(a.transpose(1, 0, 2, 3), b.transpose(1, 0, 2, 3)[..., ::-1]))
+    got = sd.linalg.matmul(sd.from_numpy(a[0, 0]), sd.from_numpy(b[0, 0]), _chunk=7)
+    np.testing.assert_array_equal(got.numpy(), a[0, 0] @ b[0, 0])
+print("ok", km._set_blas_threads is not None)
+"""
+
+
+def test_scipy_blas_fallback():
+    # Without NumPy's OpenBLAS (another NumPy build), gemm runs on scipy's LP64 OpenBLAS.
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _SCIPY_BLAS], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["ok", "True"]

@@ -24,7 +24,7 @@ import numpy as np
 from . import dtype as dt
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError
-from .kernels import matmul as km  # loads scipy's BLAS; linalg itself loads on first use
+from .kernels import matmul as km  # loads BLAS; linalg itself loads on first use
 from .kernels.matmul import stats  # noqa: F401  (operands read in place / packed, for tests)
 from .layout import Layout
 from .layout.layout import broadcast_shapes, contiguous_layout

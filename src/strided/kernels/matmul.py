@@ -31,17 +31,21 @@ INT       i64, u32, u8, bool              one output row per step over every bat
 ========  ==============================  ==============================================
 
 Threads.  A lone gemm (``split`` 1) runs on OpenBLAS's pool, sized to strided's
-thread count (``strided.threads``), and OpenBLAS decides per call whether to use
-it, as it does for NumPy.  A batch of gemms each too small to keep several
+thread count (``strided.threads``), and OpenBLAS decides per call how many of
+them to use, as it does for NumPy.  A batch of gemms each too small to keep several
 threads busy (``SPLIT_MAX_MACS``) is split into ranges of batches instead,
 ``CHUNKS_PER_THREAD`` per thread handed out dynamically, with the pool pinned to
 one thread for the call: threads then meet once per call, not once per gemm.
 
-BLAS (scipy's ``cython_blas``, LP64 OpenBLAS) is reached through its C function
-pointers, called from numba so that the batch loop, the optional packing and the
-gemm calls all run in one compiled function without the GIL.  The pointers are
-registered as named symbols (``llvmlite.binding.add_symbol``) rather than
-embedded as ctypes addresses, which keeps the kernels cacheable.
+BLAS is NumPy's own OpenBLAS when NumPy ships one (its wheels' ILP64
+scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
+computes, bit for bit (NumPy hands a matrix-vector product to gemv, which sums in
+another order); else scipy's ``cython_blas`` (LP64); ``BLAS_LIBRARY`` says which.
+Its C functions are called from numba, so that the batch loop, the optional
+packing and the gemm calls all run in one compiled function without the GIL.  The function addresses are registered as named symbols
+(``llvmlite.binding.add_symbol``) rather than embedded as ctypes addresses, which
+keeps the kernels cacheable; the BLAS integer width comes in as the dtype of an
+argument, so each library gets its own compiled kernel.
 
 BLAS is column-major and takes one leading dimension per operand.  A row-major
 (rows, cols) matrix whose row stride is ``ld`` is the column-major (cols, rows)
@@ -70,7 +74,6 @@ from . import common  # noqa: F401  (imports strided.threads before numba)
 
 import operator
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numba
 import numpy as np
@@ -78,7 +81,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .. import threads
+from .. import caches, threads
 from ..errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
@@ -86,7 +89,7 @@ __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "IN
 
 EMPTY, ZERO, BLAS, INT = 0, 1, 2, 3
 ROW, COL, PACK_ROW, PACK_COL = 0, 1, 2, 3
-INT_MAX = 2**31 - 1  # scipy's BLAS takes C int (LP64)
+INT_MAX = 2**31 - 1  # the LP64 bound, kept for either library: scipy's BLAS takes C int
 DEFAULT_CHUNK = 1 << 30
 
 # Multiply-adds (all batches) below which the integer kernel stays on one thread.
@@ -94,8 +97,9 @@ INT_PARALLEL_MIN = 1 << 18
 # Batches are split across threads only while each gemm is at most this many
 # multiply-adds: past it OpenBLAS keeps its own threads busy inside one gemm.
 SPLIT_MAX_MACS = 1 << 24
-# ... and only when the whole batch is at least this much work (waking the pool costs).
-SPLIT_MIN_MACS = 1 << 20
+# ... and only when the whole batch is at least this much work: below it, waking the
+# pool and pinning BLAS cost about what the second thread saves.
+SPLIT_MIN_MACS = 1 << 21
 CHUNKS_PER_THREAD = 4
 
 # Operands handed to BLAS in place ("direct") or gathered into a scratch tile first ("packed").
@@ -112,30 +116,63 @@ _INT64_MAX = 2**63 - 1
 
 _loaded = False
 _set_blas_threads = None
+# The integer type of the loaded BLAS's interface: int64 (ILP64) or int32 (LP64).
+_BLAS_INT = np.zeros(6, np.int32)
+BLAS_LIBRARY = ""  # "numpy" or "scipy": whose OpenBLAS the gemm calls go to
 
 
 def load_blas() -> None:
-    """Register scipy's sgemm/dgemm under our symbol names (idempotent).
+    """Register sgemm/dgemm under our symbol names (idempotent).
 
-    Must run before a kernel that calls them is compiled or loaded from cache.
+    NumPy's own OpenBLAS (the scipy-openblas64 build its wheels ship, ILP64) when it
+    is loaded, else scipy's ``cython_blas`` (LP64).  Must run before a kernel that
+    calls them is compiled or loaded from cache.
     """
-    global _loaded, _set_blas_threads
+    global _loaded, _set_blas_threads, _BLAS_INT, BLAS_LIBRARY
     if _loaded:
         return
-    import llvmlite.binding as ll
-    from numba.extending import get_cython_function_address
+    import ctypes
 
-    for name in ("sgemm", "dgemm"):
-        ll.add_symbol("strided_" + name, get_cython_function_address("scipy.linalg.cython_blas", name))
-    # threadpoolctl only limits libraries already loaded: scipy's OpenBLAS has just
-    # been loaded, so apply strided's thread count to it now.
-    threads._apply()
-    _set_blas_threads = _blas_thread_setter()
+    import llvmlite.binding as ll
+
+    lib = _numpy_openblas()
+    if lib is not None:
+        for name in ("sgemm", "dgemm"):
+            fn = getattr(lib, f"scipy_{name}_64_")
+            ll.add_symbol("strided_" + name, ctypes.cast(fn, ctypes.c_void_p).value)
+        setter = lib.scipy_openblas_set_num_threads64_
+        setter.argtypes, setter.restype = [ctypes.c_int], None
+        _set_blas_threads, _BLAS_INT, BLAS_LIBRARY = setter, np.zeros(6, np.int64), "numpy"
+    else:
+        from numba.extending import get_cython_function_address
+
+        for name in ("sgemm", "dgemm"):
+            ll.add_symbol("strided_" + name, get_cython_function_address("scipy.linalg.cython_blas", name))
+        _set_blas_threads, BLAS_LIBRARY = _scipy_thread_setter(), "scipy"
+    # strided.threads sized the BLAS pools loaded when it started; scipy's may just have
+    # been loaded, so give the one in use strided's thread count now.
+    if _set_blas_threads is not None:
+        _set_blas_threads(threads.get_num_threads())
     _loaded = True
 
 
-def _blas_thread_setter():
-    """``openblas_set_num_threads`` of the OpenBLAS that scipy's BLAS (our gemm) runs on.
+def _numpy_openblas():
+    """NumPy's OpenBLAS (a ctypes library) when it exports the ILP64 gemms, else None."""
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
+            dyn = lib.dynlib
+            if all(hasattr(dyn, n) for n in ("scipy_sgemm_64_", "scipy_dgemm_64_",
+                                              "scipy_openblas_set_num_threads64_")):
+                return dyn
+    except Exception:
+        pass
+    return None
+
+
+def _scipy_thread_setter():
+    """``openblas_set_num_threads`` of the OpenBLAS that scipy's cython_blas runs on.
 
     None when it cannot be found (threadpoolctl missing, another BLAS): then batches
     are never split across threads, since the pool could not be pinned to one."""
@@ -148,8 +185,7 @@ def _blas_thread_setter():
         for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
             if "scipy" not in os.path.dirname(lib.filepath):
                 continue  # numpy's own OpenBLAS, not the one cython_blas calls
-            for name in ("scipy_openblas_set_num_threads", "openblas_set_num_threads",
-                         "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
+            for name in ("scipy_openblas_set_num_threads", "openblas_set_num_threads"):
                 fn = getattr(lib.dynlib, name, None)
                 if fn is not None:
                     fn.argtypes, fn.restype = [ctypes.c_int], None
@@ -301,7 +337,7 @@ def plan(a_layout, b_layout, *, blas: bool = True, threads: int = 1, chunk: int 
     return _prepare(a_layout, b_layout, bool(blas), threads, chunk, can_split)[0]
 
 
-@lru_cache(maxsize=1024)
+@caches.lru("matmul.plans", "operand layouts, float or integer, thread count, chunk, split allowed", 1024)
 def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
     """The plan and the walk as the kernels take it (int64 arrays), cached per layouts:
     a model multiplies the same shapes every step, and four small arrays cost more than
@@ -467,7 +503,7 @@ def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
     args = (a_buf, b_buf, c_buf, p.m, p.n, p.k,
             p.a_mode, p.a_ld, p.a_sr, p.a_sc,
             p.b_mode, p.b_ld, p.b_sr, p.b_sc,
-            *walk, p.a_offset, p.b_offset, 0, p.chunk)
+            *walk, p.a_offset, p.b_offset, 0, p.chunk, _BLAS_INT)
     if not p.blas_threads:
         gemm_batched(*args)
         return
@@ -524,14 +560,15 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
 def _gemm_range(a, b, c, m, n, k,
                 a_mode, a_ld, a_sr, a_sc,
                 b_mode, b_ld, b_sr, b_sc,
-                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, t0, t1):
+                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, t0, t1):
     """C[t] = A[t] @ B[t] for the batches t0 <= t < t1 of the odometer over ``bshape``.
 
     ``c`` is dense row-major per matrix (row stride n); m, n, k >= 1.  Batch
     offsets advance by each operand's own per-dim strides (any sign, zero
-    included), so no uniform batch stride is assumed.
+    included), so no uniform batch stride is assumed.  ``blas_int``'s dtype is
+    the BLAS integer (int32 or int64).
     """
-    ints = np.empty(6, np.int32)  # M, N, K, lda, ldb, ldc for one call
+    ints = np.empty_like(blas_int)  # M, N, K, lda, ldb, ldc for one call
     ch = np.empty(2, np.uint8)
     sc = np.empty(3, c.dtype)  # alpha, beta for the first k chunk, beta afterwards
     sc[0] = 1
@@ -650,20 +687,20 @@ def _gemm_range(a, b, c, m, n, k,
 def gemm_batched(a, b, c, m, n, k,
                  a_mode, a_ld, a_sr, a_sc,
                  b_mode, b_ld, b_sr, b_sc,
-                 bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk):
+                 bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int):
     """Every batch of the odometer over ``bshape``, on the calling thread."""
     total = 1
     for d in range(bshape.shape[0]):
         total *= bshape[d]
     _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, 0, total)
+                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, 0, total)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def gemm_batched_parallel(a, b, c, m, n, k,
                           a_mode, a_ld, a_sr, a_sc,
                           b_mode, b_ld, b_sr, b_sc,
-                          bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, nchunks):
+                          bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, nchunks):
     """Every batch, in ``nchunks`` ranges of consecutive batches under ``prange``."""
     total = 1
     for d in range(bshape.shape[0]):
@@ -672,7 +709,7 @@ def gemm_batched_parallel(a, b, c, m, n, k,
         t0 = r * total // nchunks
         t1 = (r + 1) * total // nchunks
         _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                    bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, t0, t1)
+                    bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, t0, t1)
 
 
 # ---------------------------------------------------------------------------
