@@ -567,8 +567,9 @@ import json, threading, time
 import numpy as np, strided as sd, numba
 from strided import threads
 rng = np.random.default_rng(1)
-a = sd.from_numpy(rng.standard_normal((300, 256)).astype(np.float32))
-b = sd.from_numpy(rng.standard_normal((300, 256)).astype(np.float32))
+# Big enough that add and sum(1) run their parallel kernels (kernels.common's thresholds).
+a = sd.from_numpy(rng.standard_normal((1024, 640)).astype(np.float32))
+b = sd.from_numpy(rng.standard_normal((1024, 640)).astype(np.float32))
 jobs = [lambda: a + b, lambda: a.sum(1), lambda: a.t().contiguous()]
 want = [np.array(j().numpy()) for j in jobs]
 errors = []

@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
     bench.add_argument("--sweep", action="store_true", help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
+    bench.add_argument("--thresholds", action="store_true", help="each family on one thread and in parallel across sizes instead")
     show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
     show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench.startup import main as startup_main
 
         return startup_main()
+    if args.command == "bench" and args.thresholds:
+        from .bench.thresholds import main as thresholds_main
+
+        return thresholds_main()
     if args.command == "bench" and args.sweep:
         from .bench.sweep import main as sweep_main
 
