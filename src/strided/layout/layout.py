@@ -123,12 +123,7 @@ class Layout:
             raise ShapeError(
                 f"Layout: shape {shape} and stride {stride} must have the same length"
             )
-        set_ = object.__setattr__
-        set_(self, "shape", shape)
-        set_(self, "stride", stride)
-        set_(self, "offset", _as_int("Layout", "offset", offset))
-        set_(self, "_hash", None)
-        set_(self, "_dense", None)
+        _fill(self, shape, stride, _as_int("Layout", "offset", offset))
 
     # -- identity ---------------------------------------------------------
     def __setattr__(self, name, value):
@@ -143,7 +138,7 @@ class Layout:
         h = self._hash  # computed on first use: most views never key a dict
         if h is None:
             h = hash((self.shape, self.stride, self.offset))
-            object.__setattr__(self, "_hash", h)
+            _SET_HASH(self, h)
         return h
 
     def __reduce__(self):
@@ -170,12 +165,11 @@ class Layout:
         Views of an existing layout build theirs from its own checked parts; skipping
         ``__init__``'s conversions makes a view a few times cheaper."""
         self = object.__new__(cls)
-        set_ = object.__setattr__
-        set_(self, "shape", shape)
-        set_(self, "stride", stride)
-        set_(self, "offset", offset)
-        set_(self, "_hash", None)
-        set_(self, "_dense", None)
+        _SET_SHAPE(self, shape)  # _fill's body, one frame less on the path of every view
+        _SET_STRIDE(self, stride)
+        _SET_OFFSET(self, offset)
+        _SET_HASH(self, None)
+        _SET_DENSE(self, None)
         return self
 
     @classmethod
@@ -214,7 +208,7 @@ class Layout:
                         dense = False
                         break
                     acc *= n
-            object.__setattr__(self, "_dense", dense)
+            _SET_DENSE(self, dense)
         return dense
 
     def is_fortran_contiguous(self) -> bool:
@@ -451,6 +445,20 @@ class Layout:
     def cosize(self) -> int:
         lo, hi = self.span()
         return hi - lo
+
+
+
+# Layout's slots are written through their descriptors (``__setattr__`` refuses): a third
+# cheaper than ``object.__setattr__``, on the path of every view.
+_SET_SHAPE, _SET_STRIDE, _SET_OFFSET, _SET_HASH, _SET_DENSE = (Layout.__dict__[n].__set__ for n in Layout.__slots__)
+
+
+def _fill(self: Layout, shape: tuple, stride: tuple, offset: int) -> None:
+    _SET_SHAPE(self, shape)
+    _SET_STRIDE(self, stride)
+    _SET_OFFSET(self, offset)
+    _SET_HASH(self, None)  # computed on first use
+    _SET_DENSE(self, None)
 
 
 @lru_cache(maxsize=1024)
