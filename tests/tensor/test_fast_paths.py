@@ -160,7 +160,7 @@ def test_cat_many_inputs_any_layouts_and_dtypes(data):
         [["f32"], ["f64"], ["u8"], ["u32"], ["bool"], ["f16"], ["bf16"], ["f32", "f64"], ["i64", "f32"], ["f16", "f32"]]
     ))
     parts = []
-    for _ in range(data.draw(st.integers(1, 19))):  # past _MANY: several kernel calls
+    for _ in range(data.draw(st.integers(1, 19))):  # past MANY: several kernel calls
         s = list(shape)
         s[dim] = data.draw(st.integers(0, 4))
         parts.append(data.draw(cat_input(tuple(s), CAT_NP[data.draw(st.sampled_from(dtypes))])))

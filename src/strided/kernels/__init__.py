@@ -18,9 +18,9 @@ index         ``index_select``                      (one path)
 matmul        ``matmul`` (loads BLAS on first use)  ``plan(...)``
 ============  ====================================  ==============================
 
-The families share ``common`` (the parallel threshold, the bounds and stride-0
-write checks) and ``half`` (the f16/bf16 bit conversions and how kernels see
-half buffers).
+The families share ``common`` (every tuning threshold with its reason, the
+dtype tables, the buffer, layout, bounds and stride-0 write checks) and
+``half`` (the f16/bf16 bit conversions and how kernels see half buffers).
 """
 
 from . import common, copy, elementwise, half, index, reduce  # noqa: F401
