@@ -86,3 +86,39 @@ def test_a_kept_decision_never_reads_another_dtype():
     for _ in range(2):
         with pytest.raises(sd.DTypeError):
             odd + f
+
+
+# -- the kept path against NumPy on drawn layouts --------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from strategies import layouts_of_shape, np_view, shapes  # noqa: E402
+
+_UNARY = {"exp": np.exp, "neg": np.negative, "abs": np.abs, "sqr": np.square}
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "lt": np.less}
+
+
+@given(shapes(max_rank=4), st.data())
+def test_repeated_ops_on_fresh_buffers_match_numpy(shape, data):
+    """Three calls on new buffers under the same drawn layouts (any order, gaps, flips,
+    broadcasts): the first decides, the others take the kept path; every answer is NumPy's."""
+    lay_a, na = data.draw(layouts_of_shape(shape))
+    lay_b, nb = data.draw(layouts_of_shape(shape))
+    uop = data.draw(st.sampled_from(sorted(_UNARY)))
+    bop = data.draw(st.sampled_from(sorted(_BINARY)))
+    scalar = data.draw(st.sampled_from([0.5, -3.0, 2]))
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1)) if shape else None
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    for _ in range(3):
+        xa, xb = rng.uniform(-2, 2, na).astype(np.float32), rng.uniform(-2, 2, nb).astype(np.float32)
+        a, b = _on(xa, lay_a), _on(xb, lay_b)
+        va, vb = np_view(xa, lay_a), np_view(xb, lay_b)
+        np.testing.assert_allclose(getattr(a, uop)().numpy(), _UNARY[uop](va), rtol=2e-6)
+        np.testing.assert_array_equal(sd.ops.binary(bop, a, b).numpy(), _BINARY[bop](va, vb))
+        np.testing.assert_array_equal((a * scalar).numpy(), va * np.float32(scalar))
+        np.testing.assert_array_equal((scalar - a).numpy(), np.float32(scalar) - va)
+        np.testing.assert_array_equal(a.contiguous().numpy(), va)
+        np.testing.assert_array_equal(a.to_dtype(sd.f64).numpy(), va.astype(np.float64))
+        if dim is not None and va.shape[dim]:
+            np.testing.assert_allclose(a.sum(dim).numpy(), va.sum(dim, dtype=np.float64), rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(a.max(dim, keepdim=True).numpy(), va.max(dim, keepdims=True))
