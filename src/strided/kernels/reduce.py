@@ -869,9 +869,10 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
         else:
             tail = (so, oo, p.nr, p.ncol, p.width, 1, 0, nitems, ident)
         width = p.width
+        none = np.empty((0, width), dtype=acc) if not rows else None  # never written: shared
 
         def run(src, out):
-            part = np.empty((rows, width), dtype=acc)
+            part = none if none is not None else np.empty((rows, width), dtype=acc)
             _call(k, (src, out, part, kshape, kst, rshape, rst, *tail), par)
     return run
 
