@@ -130,9 +130,11 @@ class Layout:
         raise AttributeError("Layout is immutable")
 
     def __eq__(self, other):
+        if other is self:
+            return True
         if not isinstance(other, Layout):
             return NotImplemented
-        return (self.shape, self.stride, self.offset) == (other.shape, other.stride, other.offset)
+        return self.offset == other.offset and self.stride == other.stride and self.shape == other.shape
 
     def __hash__(self):
         h = self._hash  # computed on first use: most views never key a dict
