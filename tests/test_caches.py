@@ -15,8 +15,10 @@ def _on(buf, layout, dtype=sd.f32):
 
 
 def test_inventory_lists_every_op_cache_with_a_bound():
+    import strided.linalg  # noqa: F401  (its cache is listed once it is loaded)
+
     names = {name: (key, bound, threads) for name, key, bound, threads, _ in caches.inventory()}
-    for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat"):
+    for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat", "linalg.matmul"):
         key, bound, threads = names[name]
         assert key and bound > 0 and threads
 
@@ -53,7 +55,8 @@ def test_equal_layouts_share_a_decision_whatever_the_objects():
     np.testing.assert_allclose(_on(x.copy(), lay2).exp().numpy(), want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "mean", "contiguous", "to_f64"])
+@pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "mean", "contiguous", "to_f64",
+                                "matmul"])
 def test_a_kept_decision_still_measures_every_buffer(op):
     """The same layout over a buffer one element too short: the first call (full path) and
     every repeat (kept path) raise LayoutBoundsError; a long enough buffer still works."""
@@ -67,6 +70,7 @@ def test_a_kept_decision_still_measures_every_buffer(op):
         "mean": lambda t: t.mean(1),
         "contiguous": lambda t: t.contiguous(),
         "to_f64": lambda t: t.to_dtype(sd.f64),
+        "matmul": lambda t: t @ t.t(),
     }[op]
     good = _on(np.arange(12, dtype=np.float32), lay)
     want = run(_on(np.arange(12, dtype=np.float32), lay)).numpy()

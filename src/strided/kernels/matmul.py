@@ -497,6 +497,27 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
     return p
 
 
+def bind(a_layout, b_layout, dtype):
+    """A checked float product to repeat, or None when the operands need ``matmul``'s
+    checks: ``(run, (a_reach, b_reach, c_size))``; ``run(a, b, c)`` computes into a fresh
+    dense ``c`` of ``c_size`` elements, once the caller has checked that ``a`` and ``b`` are
+    1-D contiguous buffers of ``dtype`` at least ``a_reach`` and ``b_reach`` long."""
+    if np.dtype(dtype) not in _FLOATS:
+        return None
+    try:
+        p, walk = _prepare(a_layout, b_layout, True, threads.get_num_threads(), DEFAULT_CHUNK,
+                           _set_blas_threads is not None)
+    except (TypeError, StridedError):
+        return None
+    if p.path != BLAS or p.a_reach[0] < 0 or p.b_reach[0] < 0:
+        return None
+
+    def run(a, b, c):
+        _run_blas(p, walk, a, b, c)
+
+    return run, (p.a_reach[1], p.b_reach[1], p.c_size)
+
+
 def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
     stats["packed" if p.a_mode >= PACK_ROW else "direct"] += 1
     stats["packed" if p.b_mode >= PACK_ROW else "direct"] += 1
