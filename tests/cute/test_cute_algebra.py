@@ -36,6 +36,7 @@ from strided.cute import (
     make_layout,
     raked_product,
     right_inverse,
+    size,
     static,
     tiled_divide,
     tiled_product,
@@ -247,23 +248,49 @@ def test_complement_examples():
     assert str(complement(static(Layout(4, 2)), static(24))) == "(_2,_3):(_1,_8)"
 
 
-def _check_complement(L, M, R):
-    # Ordered: strides positive and strictly increasing, depth <= 1.
-    rs, rd = leaves(R.shape), leaves(R.stride)
-    assert R.depth <= 1
-    if R.size > 1:
-        assert all(d > 0 for d in rd)
-        assert all(rd[k] < rd[k + 1] for k in range(len(rd) - 1))
-    # Disjoint codomains: only 0 is shared.
-    assert set(image(R)) & set(image(L)) == {0}
-    # Bounded by the target and filling it: (|L| filtered, R) is a bijection onto [0, N), M <= N.
+def _sorted_modes(L):
+    F = filter(abs_layout(L))
+    return sorted((d, s) for s, d in zip(leaves(F.shape), leaves(F.stride)) if s > 1 and d > 0)
+
+
+def _gaps_are_exact(L):
+    """Each sorted stride of |L| filtered is a multiple of the span of the smaller modes."""
+    span = 1
+    for d, s in _sorted_modes(L):
+        if d % span:
+            return False
+        span = d * s
+    return True
+
+
+def _check_complement(L, M, R, cutlass_bound=False):
+    """CUTLASS's test_complement conditions (complement.cpp), counted by brute force.
+
+    Its bound (2), cosize(R) <= round_up(M, cosize(L)), holds for the layouts
+    it tests but not for all (2:3 with M = 139 has R = (3,24):(1,6)); the bound
+    that always holds rounds up to the span of L's largest-stride mode.
+    """
     F = filter(abs_layout(L))
     both = make_layout(F, R)
-    n = both.size
-    assert sorted(image(both)) == list(range(n))
-    span = max([s * d for s, d in zip(leaves(F.shape), leaves(F.stride))] + [1])
-    assert M <= n < M + span  # the last mode of R is no longer than needed
-    assert both.cosize >= M
+    rs, rd = leaves(R.shape), leaves(R.stride)
+    assert R.depth <= 1
+    # (3) ordered: the offsets of R strictly increase.
+    offsets = image(R)
+    assert all(offsets[i - 1] < offsets[i] for i in range(1, len(offsets)))
+    # (4) disjoint codomains: only 0 is shared.
+    assert set(offsets) & set(image(L if all(d >= 0 for d in leaves(L.stride)) else F)) <= {0}
+    assert set(offsets) & set(image(F)) == {0}
+    # (1) the completed layout reaches the cotarget; (2) R is no longer than needed.
+    assert max(image(both)) + 1 >= M
+    modes = _sorted_modes(L)
+    unit = max(image(F)) + 1 if cutlass_bound else (modes[-1][0] * modes[-1][1] if modes else 1)
+    assert max(offsets) + 1 <= -(-M // unit) * unit
+    if _gaps_are_exact(L):
+        # Then (|L| filtered, R) is a bijection onto [0, N), M <= N.
+        n = both.size
+        assert sorted(image(both)) == list(range(n))
+        span = max([s * d for s, d in zip(leaves(F.shape), leaves(F.stride))] + [1])
+        assert M <= n < M + span
 
 
 @given(injective_layouts(negative=True), st.integers(1, 300))
@@ -290,17 +317,65 @@ def test_complement_of_any_layout_is_right_or_raises(L, M):
         R = complement(L, M)
     except ShapeError as e:
         assert "complement" in str(e) and str(L) in str(e)
-        # It raises only when |L| filtered is not injective or leaves unfillable gaps.
-        F = filter(abs_layout(L))
-        fs, fd = leaves(F.shape), leaves(F.stride)
-        pairs = sorted(zip(fd, fs))
-        span, ok = 1, True
-        for d, s in pairs:
-            ok = ok and d % span == 0
+        # It raises only where C++'s fold meets a mode that starts inside the
+        # span of the smaller ones (an extent-0 mode: C++'s static_assert).
+        span, stops = 1, False
+        for d, s in _sorted_modes(L):
+            stops = stops or d < span
             span = d * s
-        assert not ok or not is_injective(F)
+        assert stops
     else:
         _check_complement(L, M, R)
+
+
+# CUTLASS test/unit/cute/core/complement.cpp: every layout and cotarget it tests
+# (static and dynamic), with its conditions checked in _check_complement.
+CUTLASS_COMPLEMENT = [
+    ((1, 0), [None, 2, 5, (2, 2)]),
+    ((1, 1), [None, 2, 5, (2, 2)]),
+    ((1, 2), [1, 2, 8, 5, (2, 2)]),
+    ((4, 0), [1, 2, 8]),
+    ((4, 1), [1, 2, 8]),
+    ((4, 2), [1, None, 16, 19, (2, 2)]),
+    ((4, 4), [1, None, 17, (2, 2)]),
+    (((2, 4), None), [None]),
+    (((2, 3), None), [None]),
+    (((2, 4), (1, 4)), [None]),
+    (((2, 4), (1, 6)), [None]),
+    (((2, 4, 8), (8, 1, 64)), [None]),
+    (((2, 4, 8), (8, 1, 0)), [None, 460]),
+    ((((2, 2), (2, 2)), ((1, 4), (8, 32))), [None]),
+    ((((2, 2), (2, 2)), ((1, 32), (8, 4))), [None]),
+    (((4, 6), (1, 6)), [None]),
+    (((4, 2), (1, 10)), [None]),
+    (((4, 2), (1, 16)), [None]),
+    ((12, None), [1, None, 53, 128]),
+    ((12, 1), [1, None, 53, 128]),
+    ((12, 2), [1, None, 53, 128]),
+    (((3, 6), (1, 3)), [None]),
+    (((3, 6), (1, 9)), [None]),
+    (((3, 6), (1, 10)), [None]),
+    ((64, None), [(32, 4, 4)]),
+]
+
+
+@pytest.mark.parametrize("layout, cotargets", CUTLASS_COMPLEMENT, ids=[str(c[0]) for c in CUTLASS_COMPLEMENT])
+def test_complement_cutlass_cases(layout, cotargets):
+    L = Layout(*layout)
+    for M in cotargets:
+        R = complement(L) if M is None else complement(L, M)
+        target = filter(L).cosize if M is None else size(M)
+        _check_complement(L, target, R, cutlass_bound=True)
+
+
+def test_complement_keeps_cpps_result_where_gaps_are_not_exact():
+    # C++ divides the gap by the span with a floor: (4,6):(1,6) leaves 4,5 uncovered
+    # between its modes, so nothing fits there, and its complement is trivial.
+    assert complement(Layout((4, 6), (1, 6))) == Layout(1, 0)
+    assert complement(Layout((4, 10), (1, 10))) == Layout(2, 4)
+    assert complement(Layout((3, 6), (1, 10))) == Layout(3, 3)
+    assert complement(Layout((2, 2), (1, 3)), 8) == Layout(2, 6)
+    assert str(complement(static(Layout((4, 6), (1, 6))))) == "_1:_0"
 
 
 # ---------------------------------------------------------------------------

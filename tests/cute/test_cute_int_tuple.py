@@ -168,14 +168,15 @@ def test_hierarchical_coordinates_any_depth(s, data):
 @given(shapes(max_size=64))
 @settings(max_examples=40)
 def test_crd2crd(src):
-    # Mode-wise conversion needs equal ranks (C++ static_asserts it), else via the index.
+    # pycute's order (crd, dst_shape, src_shape). Mode-wise conversion needs equal
+    # ranks (C++ static_asserts it), else via the index.
     targets = [size(src)]
     if isinstance(src, tuple):
         targets.append(tuple(size(m) for m in src))
     for dst in targets:
         for i in range(size(src)):
             c = idx2crd(i, src)
-            assert crd2idx(crd2crd(c, src, dst), dst) == i
+            assert crd2idx(crd2crd(c, dst, src), dst) == i
 
 
 def test_coordinate_errors():
@@ -186,7 +187,11 @@ def test_coordinate_errors():
     with pytest.raises(ShapeError, match="stride"):
         crd2idx((1, 1), (2, 3), 4)
     with pytest.raises(ShapeError, match="crd2crd"):
-        crd2crd((1, 2), (2, 3), (6, 1, 1))
+        crd2crd((1, 2), (6, 1, 1), (2, 3))
+    with pytest.raises(ShapeError, match="crd2crd.*needs src_shape"):
+        crd2crd((1, 2), 6)
+    with pytest.raises(ShapeError, match="idx2crd.*stride"):
+        idx2crd(5, (2, 3), (1, 2, 3))
 
 
 # ---------------------------------------------------------------------------
@@ -242,3 +247,20 @@ def test_static_markers_on_tuples():
         Static(True)
     with pytest.raises(StridedError):
         static("4")
+
+
+def test_idx2crd_with_a_stride_is_pycutes_and_cpps_form():
+    # (idx // stride) % shape at each leaf: row-major strides give row-major coordinates.
+    assert idx2crd(5, (2, 3), (3, 1)) == (1, 2)
+    assert idx2crd(5, (2, 3), (1, 2)) == idx2crd(5, (2, 3))
+    assert idx2crd((1, 5), (2, (2, 3)), (1, (1, 2))) == (1, (1, 2))
+    for i in range(24):
+        c = idx2crd(i, (4, (2, 3)), (6, (3, 1)))
+        assert crd2idx(c, (4, (2, 3)), (6, (3, 1))) == i
+
+
+def test_integer_is_pycutes_isinstance_check():
+    from strided.cute import Integer, static
+
+    assert isinstance(3, Integer) and isinstance(static(3), Integer) and issubclass(int, Integer)
+    assert not isinstance(True, Integer) and not isinstance(1.0, Integer) and not issubclass(str, Integer)

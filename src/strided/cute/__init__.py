@@ -29,6 +29,7 @@ from .algebra import (
     zipped_product,
 )
 from .int_tuple import (
+    Integer,
     Static,
     ceil_div,
     compatible,
@@ -68,6 +69,7 @@ from .layout import (
 
 __all__ = [
     # IntTuple helpers
+    "Integer",
     "Static",
     "static",
     "dynamic",

@@ -377,10 +377,12 @@ def _complement(layout, cotarget=_MISSING) -> Layout:
     layout = _as_layout(layout)
     # Only the codomain's structure matters: a mode of stride -d covers the
     # same gaps as one of stride d, so negative strides are taken by absolute
-    # value (C++ sorts signed strides and goes wrong there).
+    # value (C++ sorts signed strides and goes wrong there).  C++ filters
+    # first (drop stride-0 and size-1 modes, merge adjacent modes).
+    flat = _filter(Layout(layout.shape, _abs_tuple(layout.stride)))
     modes = [
-        (abs(d), s)
-        for s, d in zip(leaves(layout.shape), leaves(layout.stride))
+        (d, s)
+        for s, d in zip(leaves(flat.shape), leaves(flat.stride))
         if s != 1 and d != 0
     ]
     modes.sort(key=lambda m: m[0])  # stable: ties keep mode order, like C++ find(min)
@@ -391,40 +393,89 @@ def _complement(layout, cotarget=_MISSING) -> Layout:
             cotarget = cotarget + (s - 1) * d  # cosize of the filtered layout
     else:
         cotarget = _check_cotarget(cotarget)
+    # C++'s fold: between consecutive modes (by stride) goes a mode of the
+    # result whose extent is how many steps of the span so far fit below the
+    # next stride (a floor division, as in C++).
     current = one
-    shapes, strides, prev = [], [], None
+    shapes, strides, prev, exact = [], [], None, True
     for d, s in modes:
-        if d % current != 0:
-            if prev is not None and d < current and d % prev[0] == 0:
+        if d < current:
+            if prev is not None and d % prev[0] == 0:
                 # d = k * prev stride with k < prev extent: two coordinates meet.
                 raise ShapeError(
                     f"the layout is not injective: its mode {s}:{d} lands on the offsets of "
                     f"its mode {prev[1]}:{prev[0]}"
                 )
             raise ShapeError(
-                f"the mode {s}:{d} does not start at a multiple of {current}, the span of the "
-                f"modes with smaller strides, so no ordered layout fills the gaps"
+                f"the mode {s}:{d} starts inside the span {current} of the modes with smaller "
+                f"strides, so no mode fits between them (C++ stops here too: an extent-0 mode)"
             )
+        exact = exact and d % current == 0
         shapes.append(d // current)
         strides.append(current)
         current = d * s
         prev = (d, s)
     shapes.append(product(ceil_div(cotarget, current)))
     strides.append(current)
-    return _coalesce_flat(shapes, strides, layout.shape)
+    result = _coalesce_flat(shapes, strides, layout.shape)
+    if not exact:
+        # The modes of the result no longer fill the gaps exactly: keep C++'s
+        # result only when it still is a complement.
+        _check_complement(flat, result)
+    return result
+
+
+def _abs_tuple(t):
+    return tuple(_abs_tuple(e) for e in t) if is_tuple(t) else abs(t)
+
+
+def _check_complement(flat: Layout, result: Layout) -> None:
+    """Raise unless ``result`` is ordered and meets ``flat`` only at offset 0.
+
+    Ordered: every mode's stride exceeds the largest offset of the modes
+    before it, so the offsets strictly increase.  Disjoint: only the offsets
+    of ``result`` below the span of ``flat`` can meet it; they are few.
+    """
+    reach = 0
+    for s, d in zip(leaves(result.shape), leaves(result.stride)):
+        if s > 1 and d <= reach:
+            raise ShapeError(
+                f"C++'s result {result} is not ordered: its mode {s}:{d} steps back to offsets "
+                f"already reached"
+            )
+        reach += (s - 1) * d
+    span = flat.cosize
+    taken = {flat(i) for i in range(flat.size)}
+    for i in range(1, result.size):
+        r = result(i)
+        if r >= span:
+            break
+        if r in taken:
+            raise ShapeError(
+                f"C++'s result {result} is not a complement: its offset {r} is also an offset "
+                f"of the layout"
+            )
 
 
 def complement(layout, cotarget=_MISSING) -> Layout:
     """The ordered layout that fills the gaps of ``layout`` up to ``cotarget``.
 
-    R = complement(L, M) has strictly increasing strides, its offsets meet
-    those of L only at 0 (``make_layout(L, R)`` is injective when L is), and
-    ``cosize(make_layout(filter(L), R)) >= M`` with the last mode of R no
-    longer than needed.  ``complement(4:1, 24) == 6:4``,
-    ``complement((2,2):(1,6), 24) == (3,2):(2,12)``.  ``cotarget`` defaults to
-    the cosize of L; a tuple cotarget is divided mode by mode as in C++.
-    Negative strides count by their absolute value.  Raises ShapeError when
-    the modes of L overlap or leave gaps that no ordered layout can fill.
+    R = complement(L, M) is ordered (its offsets strictly increase), its
+    offsets meet those of L only at 0, and ``cosize(make_layout(filter(L), R))
+    >= M`` with the last mode of R no longer than needed.
+    ``complement(4:1, 24) == 6:4``, ``complement((2,2):(1,6), 24) ==
+    (3,2):(2,12)``.  ``cotarget`` defaults to the cosize of L; a tuple
+    cotarget is divided mode by mode as in C++.  Negative strides count by
+    their absolute value.
+
+    The result is C++ CuTe's: where each stride of L (sorted) is a multiple
+    of the span of the smaller modes, R fills the gaps exactly and
+    ``make_layout(L, R)`` is a bijection onto its cosize; where one is not,
+    C++ rounds the gap down and R only covers part of it (CUTLASS's
+    ``complement((4,6):(1,6)) == 1:0``), and R is returned after checking
+    that it is ordered and disjoint from L.  Raises ShapeError where C++
+    stops (two modes of L overlap, or a mode starts inside the span of the
+    smaller ones) or where its result would not be a complement.
     """
     return _named("complement", _complement, layout, cotarget)
 

@@ -25,9 +25,12 @@ a 1-D index into that mode.  ``None`` in a coordinate plays CuTe's ``_``
 
 from __future__ import annotations
 
+from abc import ABC
+
 from ..errors import ShapeError
 
 __all__ = [
+    "Integer",
     "Static",
     "static",
     "dynamic",
@@ -129,6 +132,19 @@ class Static(int):
     __neg__ = _static_unop("__neg__")
     __pos__ = _static_unop("__pos__")
     __abs__ = _static_unop("__abs__")
+
+
+class Integer(ABC):
+    """The integers of an IntTuple, for ``isinstance`` checks (pycute's ``Integer``).
+
+    Any ``int`` subclass (a :class:`Static` too) except ``bool``.
+    """
+
+    @classmethod
+    def __subclasshook__(cls, c):
+        if cls is not Integer:
+            return NotImplemented
+        return issubclass(c, int) and not issubclass(c, bool)
 
 
 def is_int(x) -> bool:
@@ -483,7 +499,7 @@ def crd2idx(crd, shape, stride=None):
     return crd * stride
 
 
-def idx2crd(idx, shape):
+def idx2crd(idx, shape, stride=None):
     """Map an index to the natural (full-depth) coordinate of ``shape``.
 
     Colexicographic: the first mode varies fastest.  ``idx`` may itself be a
@@ -491,7 +507,13 @@ def idx2crd(idx, shape):
     its own mode (pycute uses the strides of the whole shape there, which is
     wrong for nested modes; C++ CuTe and this function do not).  As in C++,
     the last mode is not reduced modulo its extent.
+
+    With ``stride`` (pycute's and C++'s three-argument form) each leaf of the
+    coordinate is ``(idx // stride) % shape``: the inverse of ``crd2idx``
+    with that stride wherever the stride is compact for the shape.
     """
+    if stride is not None:
+        return _idx2crd_strided(idx, shape, stride)
     if is_tuple(idx):
         if not is_tuple(shape) or len(idx) != len(shape):
             raise ShapeError(
@@ -512,20 +534,60 @@ def idx2crd(idx, shape):
     return idx
 
 
-def crd2crd(crd, src_shape, dst_shape):
-    """Re-express a coordinate of ``src_shape`` as a coordinate of ``dst_shape``.
-
-    Where all three are tuples of one rank, mode by mode; elsewhere through
-    the 1-D index (the two shapes should have the same size there).
-    """
-    if is_tuple(crd) and is_tuple(src_shape) and is_tuple(dst_shape):
-        if not (len(crd) == len(src_shape) == len(dst_shape)):
+def _idx2crd_strided(idx, shape, stride):
+    if is_tuple(shape):
+        if not is_tuple(stride) or len(stride) != len(shape):
             raise ShapeError(
-                f"crd2crd: coordinate {format_int_tuple(crd)}, shapes {format_int_tuple(src_shape)} "
-                f"and {format_int_tuple(dst_shape)} differ in rank"
+                f"idx2crd: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
             )
-        return tuple(crd2crd(c, s, d) for c, s, d in zip(crd, src_shape, dst_shape))
-    return idx2crd(crd2idx(crd, src_shape), dst_shape)
+        if is_tuple(idx):
+            if len(idx) != len(shape):
+                raise ShapeError(
+                    f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape "
+                    f"{format_int_tuple(shape)}"
+                )
+            return tuple(_idx2crd_strided(i, s, d) for i, s, d in zip(idx, shape, stride))
+        return tuple(_idx2crd_strided(idx, s, d) for s, d in zip(shape, stride))
+    if is_tuple(idx) or is_tuple(stride):
+        raise ShapeError(
+            f"idx2crd: index {format_int_tuple(idx)} and stride {format_int_tuple(stride)} do not "
+            f"match the mode {format_int_tuple(shape)}"
+        )
+    if idx is None or stride == 0:
+        raise ShapeError(f"idx2crd: cannot invert index {idx!r} through stride {stride}")
+    return (idx // stride) % shape
+
+
+def crd2crd(crd, dst_shape, src_shape=None):
+    """Re-express a coordinate as a coordinate of ``dst_shape`` (pycute's call form).
+
+    Where ``crd`` and ``dst_shape`` are tuples of one rank, mode by mode; an
+    int ``crd`` is unflattened into ``dst_shape``; a tuple ``crd`` into an
+    int ``dst_shape`` needs ``src_shape``, the shape ``crd`` belongs to, and
+    goes through the 1-D index.  (C++ CuTe's ``crd2crd`` takes
+    ``(crd, src_shape, dst_shape)``; this is pycute's order, so that code
+    written for pycute runs unchanged.)
+    """
+    if is_tuple(crd):
+        if is_tuple(dst_shape):
+            if len(crd) != len(dst_shape) or (is_tuple(src_shape) and len(src_shape) != len(crd)):
+                raise ShapeError(
+                    f"crd2crd: coordinate {format_int_tuple(crd)} and shape "
+                    f"{format_int_tuple(dst_shape)} differ in rank"
+                )
+            srcs = src_shape if is_tuple(src_shape) else (None,) * len(crd)
+            return tuple(crd2crd(c, d, s) for c, d, s in zip(crd, dst_shape, srcs))
+        if src_shape is None:
+            raise ShapeError(
+                f"crd2crd: coordinate {format_int_tuple(crd)} into the int shape {dst_shape} needs "
+                f"src_shape, the shape the coordinate belongs to"
+            )
+        return crd2idx(crd, src_shape)
+    if crd is None:
+        raise ShapeError("crd2crd: None is not a coordinate")
+    if is_tuple(dst_shape):
+        return idx2crd(crd, dst_shape)
+    return crd
 
 
 def has_none(x) -> bool:

@@ -137,17 +137,17 @@ class Layout:
 
     @property
     def cosize(self) -> int:
-        """Largest offset reached, plus one (never below 1).
+        """The span length: highest offset minus lowest, plus one (never below 1).
 
-        For non-negative strides this is ``L(size - 1) + 1`` as in CuTe; with
-        negative strides it is still the maximum over the whole domain (C++'s
-        formula and pycute's would go negative there).
+        For non-negative strides this is ``L(size - 1) + 1`` as in CuTe; for
+        any signs it is the flat ``strided.Layout``'s ``cosize``, the length of
+        the buffer the layout reaches (``8:-1`` reaches 8 elements), where
+        C++'s and pycute's formula would go to 0 or below.
         """
-        top = 0
+        span = 1
         for s, d in zip(leaves(self._shape), leaves(self._stride)):
-            if d > 0:
-                top += (s - 1) * d
-        return top + 1
+            span += (s - 1) * abs(d)
+        return span
 
     @property
     def rank(self) -> int:
@@ -196,7 +196,8 @@ class Layout:
     def __call__(self, *args):
         """Evaluate at a 1-D index or a (nested) coordinate, or slice.
 
-        ``L(i)`` for ``0 <= i < size``, ``L(m, n)`` or ``L((m, (a, b)))`` for
+        ``L(i)`` for ``0 <= i`` (past ``size`` the layout continues along its
+        last mode, as in CuTe), ``L(m, n)`` or ``L((m, (a, b)))`` for
         coordinates (any int may stand for a whole sub-mode as its 1-D index).
         A coordinate containing None (CuTe's ``_``) returns the sliced Layout of
         the None modes, like C++ ``layout(_, 2)``; :func:`slice_and_offset`
@@ -205,6 +206,10 @@ class Layout:
         if not args:
             raise ShapeError(f"Layout {self}: call needs an index or a coordinate")
         crd = args[0] if len(args) == 1 else tuple(args)
+        if is_int(crd) and crd >= product(self._shape):
+            # Past its size a layout continues along its last mode (C++ and
+            # pycute evaluate it there; composition is defined through it).
+            return int(crd2idx(crd, self._shape, self._stride))
         crd = _check_coord(crd, self._shape, self)
         if has_none(crd):
             return Layout(slice_(crd, self._shape), slice_(crd, self._stride))
@@ -284,8 +289,12 @@ def make_layout(*args, stride=None):
     ``make_layout(shape, stride=None)`` is ``Layout(shape, stride)``;
     ``make_layout(L0, L1, ...)`` with Layouts concatenates them into the layout
     whose modes are ``L0, L1, ...`` (shape ``(L0.shape, L1.shape, ...)``), as
-    C++ ``make_layout(layouts...)`` does, even for a single layout.
+    C++ ``make_layout(layouts...)`` does, even for a single layout;
+    ``make_layout([L0, L1, ...])`` (or a tuple of Layouts) is the same, as in
+    pycute.
     """
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0] and all(isinstance(a, Layout) for a in args[0]):
+        args = tuple(args[0])  # pycute's make_layout([L0, L1, ...])
     if args and isinstance(args[0], Layout):
         if stride is not None or not all(isinstance(a, Layout) for a in args):
             raise ShapeError(
