@@ -309,3 +309,10 @@ def test_flatten_literal_and_static():
     walked = [rev.offset_of(idx) for idx in itertools.product(*(range(n) for n in rev.shape))]
     assert walked == [L(i) for i in range(L.size)]
     assert crd2idx((1, (1, 2)), L.shape, L.stride) == L(1, (1, 2))
+
+
+def test_make_layout_takes_pycutes_list_of_layouts():
+    a, b = Layout(4, 2), Layout((2, 3), (1, 8))
+    want = Layout((4, (2, 3)), (2, (1, 8)))
+    assert make_layout([a, b]) == make_layout((a, b)) == make_layout(a, b) == want
+    assert make_layout([a]) == Layout((4,), (2,))

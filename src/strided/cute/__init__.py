@@ -49,6 +49,7 @@ from .int_tuple import (
     unflatten,
     weakly_congruent,
 )
+from .swizzle import ComposedLayout, Swizzle, make_swizzle
 from .layout import (
     Layout,
     cosize,
@@ -104,6 +105,10 @@ __all__ = [
     "slice_and_offset",
     "format_layout",
     "print_layout",
+    # Swizzles and composed layouts
+    "Swizzle",
+    "ComposedLayout",
+    "make_swizzle",
     # Algebra
     "coalesce",
     "filter",

@@ -15,6 +15,11 @@ Conventions shared by all operations:
   (C++ ``coalesce_x``); composition relies on this, as in CuTe.
 * A *tiler* is a Layout, an int ``n`` (the layout ``n:1``), None (CuTe's
   ``_``: leave that mode alone) or a tuple of tilers applied mode by mode.
+* On a :class:`ComposedLayout` ``A o O o B`` the operations that only
+  re-index its domain (coalesce, filter, composition on the right, the
+  divides and products) act on ``B`` and keep ``A o O``, as CuTe defines
+  them; complement looks at ``B``; the inverses need a swizzle outside and
+  offset 0.  Anything else on a composed layout raises.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from .int_tuple import (
     zero_like,
 )
 from .layout import Layout
+from .swizzle import ComposedLayout, Swizzle, make_swizzle
 
 __all__ = [
     "coalesce",
@@ -61,7 +67,7 @@ __all__ = [
 
 
 def _fmt(x) -> str:
-    if isinstance(x, Layout):
+    if isinstance(x, (Layout, Swizzle, ComposedLayout)):
         return str(x)
     if x is None:
         return "_"
@@ -84,6 +90,15 @@ def _named(op: str, fn, *args):
 
 
 _MISSING = object()
+
+
+def _inner(fn, a, *rest):
+    """``A o O o fn(B, ...)`` for a composed ``a`` (CuTe's rule for re-indexing ops)."""
+    return a.with_inner(fn(a.layout_b, *rest))
+
+
+# The largest domain on which a layout o swizzle rewrite is checked point by point.
+MAX_CHECKED = 1 << 22
 
 
 def _as_layout(x, what: str = "layout") -> Layout:
@@ -155,6 +170,8 @@ def _coalesce_flat(shapes, strides, ref) -> Layout:
 
 
 def _coalesce(layout, profile=None) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_coalesce, layout, profile)
     layout = _as_layout(layout)
     if is_tuple(profile):
         return _by_mode(layout, profile, _coalesce, keep_rest=True)
@@ -174,6 +191,8 @@ def coalesce(layout, profile=None) -> Layout:
 
 
 def _filter(layout, profile=None) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_filter, layout, profile)
     layout = _as_layout(layout)
     if is_tuple(profile):
         return _by_mode(layout, profile, _filter, keep_rest=True)
@@ -325,7 +344,47 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     return Layout(unflatten(shapes, b.shape), unflatten(strides, b.stride))
 
 
+def _compose_layout_swizzle(a: Layout, sw: Swizzle):
+    """``a o sw`` rewritten as ``sw' o a`` (C++: the swizzle of the bits ``a`` moves).
+
+    ``sw'`` reads the bits ``a(yyy_msk)`` and flips ``a(zzz_msk)``; that is
+    the same function only when ``a`` carries each bit of its index to one
+    bit of its offset, so the rewrite is checked at every point of ``a``.
+    """
+    if sw.is_identity():
+        return a
+    new = make_swizzle(a(sw.yyy_msk), a(sw.zzz_msk))
+    result = ComposedLayout(new, Static(0), a)
+    if a.size > MAX_CHECKED:
+        raise ShapeError(
+            f"the layout {a} has {a.size} points, more than the {MAX_CHECKED} at which "
+            f"{a} o {sw} = {result} is checked"
+        )
+    for i in range(a.size):
+        if result(i) != a(sw(i)):
+            raise ShapeError(
+                f"{a} does not carry the bits of {sw} to bits of its offsets (at index {i}, "
+                f"{a} o {sw} gives {a(sw(i))} but {result} gives {result(i)}), so no swizzle "
+                f"outside it is the same function"
+            )
+    return result
+
+
 def _composition(a, b) -> Layout:
+    if isinstance(a, Swizzle):
+        if not isinstance(b, Layout):
+            raise ShapeError(f"a swizzle composes with a cute Layout on its right, got {_fmt(b)}")
+        return b if a.is_identity() else ComposedLayout(a, Static(0), b)
+    if isinstance(a, ComposedLayout):
+        if isinstance(b, (Swizzle, ComposedLayout)):
+            raise ShapeError(f"a composed layout composes with a Layout or a tiler on its right, got {b}")
+        return _inner(_composition, a, b)
+    if isinstance(b, Swizzle):
+        return _compose_layout_swizzle(_as_layout(a, "left-hand layout"), b)
+    if isinstance(b, ComposedLayout):
+        if b.offset != 0:
+            raise ShapeError(f"composition with {b} on the right needs its offset to be 0, got {b.offset}")
+        return _composition(_composition(a, b.layout_a), b.layout_b)
     a = _as_layout(a, "left-hand layout")
     if b is None:
         return a
@@ -351,6 +410,11 @@ def composition(a, b) -> Layout:
     accepted only when ``a`` coalesces to a single mode, which C++ (and this
     function) extends linearly to negative indices.
 
+    With a :class:`Swizzle` on the left the result is the composed layout
+    ``sw o _0 o b``; a composed layout on the left composes its inner layout;
+    ``layout o swizzle`` is rewritten as ``swizzle' o layout`` where the
+    layout moves the swizzle's bits to other bits (raises where it does not).
+
     Raises ShapeError when no such layout exists: a tiler stride or shape that
     does not divide the modes of ``a`` (C++'s divisibility conditions, relaxed
     only where a tiler mode stays inside one mode of ``a``), a negative tiler
@@ -374,6 +438,9 @@ def _check_cotarget(cotarget):
 
 
 def _complement(layout, cotarget=_MISSING) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        # CuTe: the complement of the inner layout; the outer function does not enter.
+        return _complement(layout.layout_b, cotarget)
     layout = _as_layout(layout)
     # Only the codomain's structure matters: a mode of stride -d covers the
     # same gaps as one of stride d, so negative strides are taken by absolute
@@ -493,7 +560,19 @@ def _prefix(shapes, one):
     return pre
 
 
+def _swizzled_parts(layout, op):
+    if not isinstance(layout.layout_a, Swizzle) or layout.offset != 0:
+        raise ShapeError(
+            f"{op} of a composed layout needs a Swizzle outside and offset 0 (CuTe's case), got {layout}"
+        )
+    return layout.layout_a, layout.layout_b
+
+
 def _right_inverse(layout) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        # (sw o B)^-1 = B^-1 o sw: a swizzle is its own inverse.
+        sw, b = _swizzled_parts(layout, "right_inverse")
+        return _compose_layout_swizzle(_right_inverse(b), sw)
     layout = _as_layout(layout)
     flat = _coalesce(layout)
     shapes, strides = leaves(flat.shape), leaves(flat.stride)
@@ -524,6 +603,9 @@ def right_inverse(layout) -> Layout:
 
 
 def _left_inverse(layout) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        sw, b = _swizzled_parts(layout, "left_inverse")
+        return _compose_layout_swizzle(_left_inverse(b), sw)
     layout = _as_layout(layout)
     flat = _coalesce(layout)
     shapes, strides = leaves(flat.shape), leaves(flat.stride)
@@ -583,6 +665,8 @@ def left_inverse(layout) -> Layout:
 
 
 def _logical_divide(layout, tiler) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_logical_divide, layout, tiler)
     layout = _as_layout(layout)
     if tiler is None:
         return layout
@@ -627,6 +711,8 @@ def _tile_unzip(layout: Layout, tiler) -> Layout:
 
 
 def _zipped_divide(layout, tiler) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_zipped_divide, layout, tiler)
     return _tile_unzip(_logical_divide(layout, tiler), tiler)
 
 
@@ -645,6 +731,8 @@ def _unpack(layout: Layout) -> list:
 
 
 def _tiled_divide(layout, tiler) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_tiled_divide, layout, tiler)
     z = _zipped_divide(layout, tiler)
     return _concat([z[0], *_unpack(z[1])])
 
@@ -655,6 +743,8 @@ def tiled_divide(layout, tiler) -> Layout:
 
 
 def _flat_divide(layout, tiler) -> Layout:
+    if isinstance(layout, ComposedLayout):
+        return _inner(_flat_divide, layout, tiler)
     z = _zipped_divide(layout, tiler)
     return _concat([*_unpack(z[0]), *_unpack(z[1])])
 
@@ -670,6 +760,8 @@ def flat_divide(layout, tiler) -> Layout:
 
 
 def _logical_product(block, tiler) -> Layout:
+    if isinstance(block, ComposedLayout):
+        return _inner(_logical_product, block, tiler)
     block = _as_layout(block, "block")
     if tiler is None:
         return block
@@ -700,6 +792,8 @@ def logical_product(block, tiler) -> Layout:
 
 
 def _zipped_product(block, tiler) -> Layout:
+    if isinstance(block, ComposedLayout):
+        return _inner(_zipped_product, block, tiler)
     return _tile_unzip(_logical_product(block, tiler), tiler)
 
 
@@ -709,6 +803,8 @@ def zipped_product(block, tiler) -> Layout:
 
 
 def _tiled_product(block, tiler) -> Layout:
+    if isinstance(block, ComposedLayout):
+        return _inner(_tiled_product, block, tiler)
     z = _zipped_product(block, tiler)
     return _concat([z[0], *_unpack(z[1])])
 
@@ -719,6 +815,8 @@ def tiled_product(block, tiler) -> Layout:
 
 
 def _flat_product(block, tiler) -> Layout:
+    if isinstance(block, ComposedLayout):
+        return _inner(_flat_product, block, tiler)
     z = _zipped_product(block, tiler)
     return _concat([*_unpack(z[0]), *_unpack(z[1])])
 
@@ -739,6 +837,8 @@ def _append_to_rank(layout: Layout, r: int) -> Layout:
 
 
 def _rank_sensitive_product(block, tiler, raked: bool) -> Layout:
+    if isinstance(block, ComposedLayout):
+        return _inner(_rank_sensitive_product, block, tiler, raked)
     block = _as_layout(block, "block")
     tiler = _as_layout(tiler, "tiler")
     r = max(block.rank, tiler.rank)

@@ -309,32 +309,38 @@ def make_layout(*args, stride=None):
     raise ShapeError(f"make_layout: expected (shape, stride=None) or Layouts, got {args!r}")
 
 
+def _layout_like(x) -> bool:
+    # A cute Layout, or a composed layout or swizzle (swizzle.py, above this
+    # module) that answers the same questions.
+    return isinstance(x, Layout) or (hasattr(x, "size") and hasattr(x, "cosize") and not is_tuple(x))
+
+
 def size(x):
-    """Size of a Layout's domain or of a shape."""
-    if isinstance(x, Layout):
+    """Size of a Layout's (or composed layout's) domain or of a shape."""
+    if _layout_like(x):
         return x.size
     return product(normalize_int_tuple(x, "size"))
 
 
 def cosize(x):
-    """Cosize of a Layout: max offset + 1 over its domain."""
-    if not isinstance(x, Layout):
+    """Cosize of a Layout (or composed layout): the span of offsets it reaches."""
+    if not _layout_like(x):
         raise ShapeError(f"cosize: expected a cute Layout, got {x!r}")
     return x.cosize
 
 
 def rank(x):
     """Number of top-level modes of a Layout or an IntTuple."""
-    return x.rank if isinstance(x, Layout) else int_tuple.rank(x)
+    return x.rank if _layout_like(x) else int_tuple.rank(x)
 
 
 def depth(x):
     """Nesting depth of a Layout's shape or of an IntTuple."""
-    return x.depth if isinstance(x, Layout) else int_tuple.depth(x)
+    return x.depth if _layout_like(x) else int_tuple.depth(x)
 
 
 def shape(x):
-    return x.shape if isinstance(x, Layout) else x
+    return x.shape if _layout_like(x) else x
 
 
 def flatten(x):
