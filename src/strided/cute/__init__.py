@@ -49,6 +49,7 @@ from .int_tuple import (
     unflatten,
     weakly_congruent,
 )
+from .memory import Sectors, bank_conflicts, bank_of, global_sectors
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
 from .layout import (
     Layout,
@@ -109,6 +110,11 @@ __all__ = [
     "Swizzle",
     "ComposedLayout",
     "make_swizzle",
+    # What a warp's access costs
+    "bank_conflicts",
+    "bank_of",
+    "global_sectors",
+    "Sectors",
     # Algebra
     "coalesce",
     "filter",
