@@ -57,7 +57,30 @@ TENSOR_OPERATORS = [
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
     "__neg__", "__matmul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
 ]
-# "Array API, NumPy, devices"
+# "Array API, NumPy, devices": the standard's names strided defines today (issue 16); what needs
+# kernels first (bitwise, rounding, sort, cumulative sums, more dtypes) is absent, not stubbed
+ARRAY_API_NAMES = [
+    "__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi",
+    "float32", "float64", "uint8", "uint32", "int64", "bool",
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace", "meshgrid",
+    "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
+    "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "abs", "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "negative", "positive", "square",
+    "sqrt", "exp", "log", "sin", "cos", "tanh", "sign", "clip", "equal", "not_equal", "less", "less_equal",
+    "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
+    "isfinite",
+    "sum", "prod", "mean", "max", "min", "var", "std", "argmax", "argmin", "count_nonzero", "where", "all", "any",
+    "diff", "matmul", "tensordot", "vecdot", "matrix_transpose", "linalg",
+]
+LINALG_NAMES = [
+    "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross", "cholesky", "det",
+    "slogdet", "eigh", "eigvalsh", "inv", "pinv", "solve", "qr", "svd", "svdvals", "matrix_rank", "matrix_power",
+    "matrix_norm", "vector_norm",
+]
+TENSOR_ARRAY_API = ["size", "device", "T", "mT", "to_device", "__array_namespace__", "__index__", "__bool__",
+                    "__float__", "__int__", "__complex__", "__pos__"]
 
 CUTE_NAMES = [
     "Layout", "size", "cosize", "rank", "depth", "crd2idx", "idx2crd", "coalesce", "filter", "composition",
@@ -117,6 +140,17 @@ def test_tensor_api_exists():
         assert callable(getattr(t, n)), f"Tensor.{n} is not callable"
     for n in TENSOR_PROPERTIES:
         assert not callable(getattr(t, n)), f"Tensor.{n} should be a value, not a method"
+
+
+def test_array_api_names_exist():
+    missing = [n for n in ARRAY_API_NAMES if not hasattr(sd, n)]
+    assert not missing, f"strided lacks {missing}"
+    missing = [n for n in LINALG_NAMES if not hasattr(sd.linalg, n)]
+    assert not missing, f"strided.linalg lacks {missing}"
+    t = sd.zeros((2, 3))
+    missing = [n for n in TENSOR_ARRAY_API if not hasattr(t, n)]
+    assert not missing, f"Tensor lacks {missing}"
+    assert t.__array_namespace__() is sd
 
 
 def test_cute_names_exist():

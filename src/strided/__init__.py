@@ -5,6 +5,8 @@ A Tensor is a Storage (a 1-D buffer shared by every view) plus a Layout
 read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
 """
 
+import sys
+
 from . import threads as _threads  # noqa: F401  (fixes numba's threading before numba loads)
 from .dtype import DType, bf16, bool_, f16, f32, f64, i64, u8, u32
 from .errors import (
@@ -16,12 +18,11 @@ from .errors import (
     TooHardError,
 )
 from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, UniformBlocks
-from .layout.layout import broadcast_shapes
 from .storage import Storage, pool_bytes, set_buffer_pool
 from .tensor import Tensor, as_strided, same_buffer
 from .creation import arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
 from . import ops  # noqa: E402  (installs Tensor's math, copies and writes from the op registry)
-from .ops import cat, index_select, where
+from .ops import cat, index_select, sliding_window_view, where
 from . import interop  # noqa: E402  (installs the array interface and DLPack methods)
 from .interop import DLPackError, from_dlpack
 from . import printing  # noqa: E402
@@ -40,6 +41,22 @@ Tensor.describe = _describe
 
 globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays untouched elsewhere
 
+# The Array API namespace: the standard's names beside the short ones (array_api's docstring).
+from .dtype import bfloat16, float16, float32, float64, int64, uint8, uint32  # noqa: E402
+from . import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
+from .array_api import *  # noqa: E402,F401,F403
+from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The namespace of a tensor: this module (as NumPy 2's arrays answer with numpy)."""
+    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+        raise StridedError(f"__array_namespace__: unsupported api_version {api_version!r} (strided is 2024.12)")
+    return sys.modules[__name__]
+
+
+Tensor.__array_namespace__ = _array_namespace
+
 __version__ = "0.1.0"
 
 
@@ -56,6 +73,13 @@ def _lazy(name):
         from . import linalg
 
         return linalg.matmul
+    if name in ("linalg", "tensordot", "vecdot", "matrix_transpose"):
+        # The linalg extension loads BLAS: only when asked for.  (import_module, since
+        # ``from . import linalg`` would ask this very __getattr__ for the name first.)
+        import importlib
+
+        linalg = importlib.import_module(".linalg", __name__)
+        return linalg if name == "linalg" else getattr(linalg, name)
     if name in ("set_printoptions", "get_printoptions", "printoptions"):
         return getattr(printing, name)
     if name in ("may_overlap", "overlaps"):

@@ -21,44 +21,65 @@ from .storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
 
 __all__ = [
-    "empty", "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "manual_seed", "rand", "randn",
-    "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild",
+    "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
+    "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "expect_tensor",
 ]
 
 
-def empty(shape, dtype=dt.f32) -> Tensor:
-    dtype = dt.as_dtype(dtype)
+def empty(shape, dtype=None, *, device=None) -> Tensor:
+    dtype = float_dtype(dtype)
+    check_device("empty", device)
     shape = shape_arg("empty", shape)
     lay = Layout.contiguous(shape)
     return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
 
 
-def zeros(shape, dtype=dt.f32) -> Tensor:
-    t = empty(shape, dtype)
+def zeros(shape, dtype=None, *, device=None) -> Tensor:
+    t = empty(shape, dtype, device=device)
     t._storage.data.fill(0)
     return t
 
 
-def ones(shape, dtype=dt.f32) -> Tensor:
-    return full(shape, 1, dtype)
+def ones(shape, dtype=None, *, device=None) -> Tensor:
+    return full(shape, 1, float_dtype(dtype), device=device)
 
 
-def full(shape, value, dtype=None) -> Tensor:
+def full(shape, value, dtype=None, *, device=None) -> Tensor:
     dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(value)
-    t = empty(shape, dtype)
+    t = empty(shape, dtype, device=device)
     t._storage.data.fill(dt.scalar_array("full", value, dtype)[0])
     return t
 
 
-def zeros_like(t: Tensor, dtype=None) -> Tensor:
-    return zeros(t.shape, dtype or t.dtype)
+def expect_tensor(op: str, t) -> Tensor:
+    """``t`` when it is a Tensor, else a StridedError naming ``op`` and what it got."""
+    if not isinstance(t, Tensor):
+        raise StridedError(f"{op}: expected a strided.Tensor, got {type(t).__name__}")
+    return t
 
 
-def ones_like(t: Tensor, dtype=None) -> Tensor:
-    return ones(t.shape, dtype or t.dtype)
+def empty_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
+    t = expect_tensor("empty_like", t)
+    return empty(t.shape, t.dtype if dtype is None else dtype, device=device)
 
 
-def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+def zeros_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
+    t = expect_tensor("zeros_like", t)
+    return zeros(t.shape, t.dtype if dtype is None else dtype, device=device)
+
+
+def ones_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
+    t = expect_tensor("ones_like", t)
+    return ones(t.shape, t.dtype if dtype is None else dtype, device=device)
+
+
+def full_like(t: Tensor, /, fill_value, *, dtype=None, device=None) -> Tensor:
+    t = expect_tensor("full_like", t)
+    return full(t.shape, fill_value, t.dtype if dtype is None else dtype, device=device)
+
+
+def arange(start, stop=None, step=1, dtype=None, *, device=None) -> Tensor:
+    check_device("arange", device)
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
@@ -88,18 +109,33 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def rand(*shape, dtype=dt.f32, generator=None) -> Tensor:
+def rand(*shape, dtype=None, generator=None) -> Tensor:
     shape = shape_arg("rand", shape[0] if len(shape) == 1 else shape)
     check_size("rand", prod(shape), np.float64)
     g = generator if generator is not None else _rng
-    return from_numpy(g.random(shape, dtype=np.float64).astype(dt.as_dtype(dtype).np))
+    return from_numpy(g.random(shape, dtype=np.float64).astype(float_dtype(dtype).np))
 
 
-def randn(*shape, dtype=dt.f32, generator=None) -> Tensor:
+def randn(*shape, dtype=None, generator=None) -> Tensor:
     shape = shape_arg("randn", shape[0] if len(shape) == 1 else shape)
     check_size("randn", prod(shape), np.float64)
     g = generator if generator is not None else _rng
-    return from_numpy(g.standard_normal(shape).astype(dt.as_dtype(dtype).np))
+    return from_numpy(g.standard_normal(shape).astype(float_dtype(dtype).np))
+
+
+def float_dtype(dtype) -> DType:
+    """The dtype asked for; None (left out or passed explicitly, the same thing) is f32, the default float."""
+    return dt.DEFAULT_FLOAT if dtype is None else dt.as_dtype(dtype)
+
+
+DEVICES = ("cpu",)
+
+
+def check_device(op: str, device) -> None:
+    """Creation takes ``device=``: None or "cpu" for now (the only storage there is); anything
+    else is refused by name rather than ignored."""
+    if device is not None and not (isinstance(device, str) and device in DEVICES):
+        raise StridedError(f"{op}: unknown device {device!r} (expected None or one of {', '.join(map(repr, DEVICES))})")
 
 
 def shape_arg(op: str, shape) -> tuple[int, ...]:
@@ -131,7 +167,9 @@ def tensor(data, dtype=None) -> Tensor:
             arr = np.array(data, copy=True)
         else:
             arr = np.array(data)
-            if arr.dtype == np.float64 and not _has_numpy_float64(data):
+            # Python floats default to f32 only when no dtype is asked for: with f64 asked
+            # for, a detour through f32 would round 0.1 and turn 1e300 into inf.
+            if want is None and arr.dtype == np.float64 and not _has_numpy_float64(data):
                 arr = arr.astype(np.float32)
         if want is not None:
             arr = arr.astype(want.np)

@@ -35,6 +35,11 @@ class DType:
         """The dtype kernels compute in: f32 for the half types, itself otherwise."""
         return f32 if self.name in ("f16", "bf16") else self
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: ``np.dtype(strided.f32)`` reads this attribute (bf16 is ml_dtypes')."""
+        return self.np
+
     def __repr__(self):
         return f"strided.{self.name}"
 
@@ -54,6 +59,16 @@ i64 = DType("i64", np.dtype(np.int64), "i")
 bool_ = DType("bool", np.dtype(np.bool_), "b")
 
 ALL = (f16, bf16, f32, f64, u8, u32, i64, bool_)
+
+# The Array API's names for the same objects (``strided.float32 is strided.f32``); its
+# ``bool`` is bound in the package itself, where it cannot shadow the builtin for this module.
+float16, bfloat16, float32, float64, uint8, uint32, int64 = f16, bf16, f32, f64, u8, u32, i64
+STANDARD_NAMES = {"bool": bool_, "float16": f16, "bfloat16": bf16, "float32": f32, "float64": f64,
+                  "uint8": u8, "uint32": u32, "int64": i64}
+
+# What creation gives when no dtype is asked for (an explicit None is the same as none).
+DEFAULT_FLOAT = f32
+DEFAULT_INT = i64
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 _ALIASES = {
@@ -67,6 +82,10 @@ def as_dtype(d) -> DType:
     """Accept a DType, its name, a numpy dtype, or a Python type."""
     if isinstance(d, DType):
         return d
+    if d is None:
+        # np.dtype(None) is float64, which is no one's intent here: each caller that takes
+        # None decides what it means (the default float for creation) before calling.
+        raise DTypeError("dtype: expected a dtype, got None")
     if isinstance(d, str):
         found = _BY_NAME.get(d) or _ALIASES.get(d)
         if found is None:

@@ -143,3 +143,8 @@ def _buffer(t: Tensor, comp: DType) -> tuple[np.ndarray, Layout]:
     # A conversion has to copy anyway; it produces a dense row-major operand.
     arr = np.ascontiguousarray(t.numpy(), dtype=comp.np)
     return arr.reshape(-1), Layout.contiguous(t.shape)
+
+
+# The rest of the Array API's linalg extension (products from views and matmul, LAPACK's
+# decompositions), so that strided.linalg is the standard's namespace.
+from .linalg_api import *  # noqa: E402,F401,F403

@@ -17,6 +17,9 @@ installed by           methods
 ``strided.interop``    ``__array_interface__``, ``__dlpack__``,
                        ``__dlpack_device__``
 ``strided.printing``   ``__repr__``, ``describe`` (through ``strided``)
+``strided.array_api``  the Array API's ``size``, ``mT``, ``to_device``,
+                       ``__index__``, ``__complex__``, ``__pos__``
+                       (``__array_namespace__`` through ``strided``)
 ``strided.autograd``   ``backward``
 =====================  =====================================================
 

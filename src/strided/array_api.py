@@ -1,0 +1,812 @@
+"""strided as an Array API 2024.12 namespace: the standard's functions, built on the op layer.
+
+Every function here is a view, a composition of ops declared in ``strided.ops``
+(no kernel of its own), or, for LAPACK, a copy through NumPy (``linalg_api``).
+The package re-exports them, so ``strided.concat`` or ``x.__array_namespace__().sum``
+is what this module defines.  What the standard names but strided has no kernel for
+yet (the bitwise ops, rounding, ``sort``, the cumulative sums, the extra integer and
+complex dtypes, ...) is absent rather than emulated: ``hasattr(strided, name)`` tells
+the truth.
+
+Promotion is the op layer's (``dtype.promote``: the standard's table for the dtypes
+strided holds, NumPy 2's rules where the standard leaves a pair open, such as an
+integer with a float).  Python scalars combine with tensors as the standard says: they
+take the tensor's dtype, only widening its kind.
+"""
+
+from __future__ import annotations
+
+import builtins  # this module defines sum, max, min, all, any, abs and pow itself
+import math
+import numbers
+
+import ml_dtypes
+import numpy as np
+
+from . import dtype as dt
+from .creation import (
+    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, ones, ones_like, shape_arg,
+    tensor, zeros, zeros_like,
+)
+from .dtype import DType
+from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
+from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
+from .tensor import Tensor, as_strided
+
+__array_api_version__ = "2024.12"
+
+# constants
+e = math.e
+inf = math.inf
+nan = math.nan
+pi = math.pi
+newaxis = None
+
+DEVICE = "cpu"
+
+
+def _axes(op: str, x: Tensor, axis) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple of ints) as sorted distinct dims; a repeated dim is refused."""
+    if axis is None:
+        return tuple(range(x.ndim))
+    one = not isinstance(axis, (tuple, list))
+    dims = as_int_tuple(op, "axis", (axis,) if one else tuple(axis))
+    norm = [norm_dim(op, d, x.ndim) for d in dims]
+    if len(set(norm)) != len(norm):
+        raise ShapeError(f"{op}: axis {axis} names a dim twice (shape {x.shape})")
+    return tuple(sorted(norm))
+
+
+# ---------------------------------------------------------------------------
+# data type functions
+
+
+def isdtype(dtype, kind) -> bool:
+    """Whether ``dtype`` is of ``kind``: a dtype, one of the standard's kind names, or a tuple of them."""
+    if not isinstance(dtype, DType):
+        raise DTypeError(f"isdtype: expected a strided dtype, got {dtype!r}")
+    if isinstance(kind, tuple):
+        return builtins.any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, DType):
+        return dtype is kind
+    tests = {
+        "bool": dtype.kind == "b",
+        "signed integer": dtype.kind == "i",
+        "unsigned integer": dtype.kind == "u",
+        "integral": dtype.kind in "iu",
+        "real floating": dtype.kind == "f",
+        "complex floating": False,
+        "numeric": dtype.kind in "iuf",
+    }
+    if kind not in tests:
+        raise DTypeError(f"isdtype: unknown kind {kind!r} (expected a dtype, one of {', '.join(tests)}, or a tuple)")
+    return tests[kind]
+
+
+def result_type(*arrays_and_dtypes):
+    """The dtype an elementwise op gives these operands (tensors, dtypes and Python scalars).
+
+    Python scalars only widen the kind of the tensors' dtype (NEP 50), as they do in the
+    operators; at least one tensor or dtype is required."""
+    if not arrays_and_dtypes:
+        raise DTypeError("result_type: expected at least one tensor or dtype")
+    typed, scalars = [], []
+    for x in arrays_and_dtypes:
+        if isinstance(x, Tensor):
+            typed.append(x.dtype)
+        elif isinstance(x, DType):
+            typed.append(x)
+        elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+            scalars.append(x)
+        else:
+            typed.append(dt.as_dtype(x))
+    if not typed:
+        raise DTypeError(f"result_type: expected at least one tensor or dtype, got only scalars {scalars!r}")
+    out = typed[0]
+    for d in typed[1:]:
+        out = dt.promote(out, d)
+    for s in scalars:
+        out = dt.promote_scalar(out, s)
+    return out
+
+
+def can_cast(from_, to, /) -> bool:
+    """Whether promotion of ``from_`` with ``to`` gives ``to`` (the standard's casting rule)."""
+    src = from_.dtype if isinstance(from_, Tensor) else dt.as_dtype(from_)
+    dst = dt.as_dtype(to)
+    if src is dst:
+        return True
+    if src.kind == "b" or dst.kind == "b":
+        return False  # bool casts to nothing else, nothing else to bool
+    if src.kind == "f" and dst.kind != "f":
+        return False
+    if src.kind in "iu" and dst.kind == "f":
+        return False  # the standard does not cast across kinds
+    return dt.promote(src, dst) is dst
+
+
+class finfo_object:
+    """Machine limits of a float dtype (the standard's ``finfo_object``)."""
+
+    def __init__(self, d: DType):
+        info = ml_dtypes.finfo(d.np)  # NumPy's finfo does not know bf16
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.dtype = d
+
+    def __repr__(self):
+        return f"finfo(bits={self.bits}, eps={self.eps}, max={self.max}, min={self.min}, dtype={self.dtype})"
+
+
+class iinfo_object:
+    """Machine limits of an integer dtype (the standard's ``iinfo_object``)."""
+
+    def __init__(self, d: DType):
+        info = np.iinfo(d.np)
+        self.bits = int(info.bits)
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = d
+
+    def __repr__(self):
+        return f"iinfo(bits={self.bits}, max={self.max}, min={self.min}, dtype={self.dtype})"
+
+
+def _dtype_of(op: str, type_) -> DType:
+    return type_.dtype if isinstance(type_, Tensor) else dt.as_dtype(type_)
+
+
+def finfo(type_, /) -> finfo_object:
+    d = _dtype_of("finfo", type_)
+    if not d.is_float:
+        raise DTypeError(f"finfo: expected a floating-point dtype, got {d}")
+    return finfo_object(d)
+
+
+def iinfo(type_, /) -> iinfo_object:
+    d = _dtype_of("iinfo", type_)
+    if d.kind not in "iu":
+        raise DTypeError(f"iinfo: expected an integer dtype, got {d}")
+    return iinfo_object(d)
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
+    """``x`` converted to ``dtype``; with ``copy=False`` the same tensor when nothing changes."""
+    x = expect_tensor("astype", x)
+    check_device("astype", device)
+    want = dt.as_dtype(dtype)
+    if want is x.dtype and not copy:
+        return x
+    return to_dtype(x, want) if want is not x.dtype else copy_tensor(x)
+
+
+# ---------------------------------------------------------------------------
+# creation
+
+
+def _copy_flag(op: str, copy) -> bool | None:
+    if copy is not None and not isinstance(copy, (bool, np.bool_)):
+        raise StridedError(f"{op}: copy must be None, True or False, got {copy!r}")
+    return None if copy is None else bool(copy)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
+    """A tensor from a tensor, a NumPy array, anything with ``__dlpack__`` or the buffer
+    protocol, a Python scalar or nested sequences.
+
+    ``copy=None`` shares memory when it can; ``copy=True`` always copies; ``copy=False``
+    never does and raises (a StridedError, so also a ValueError) when a copy is needed."""
+    check_device("asarray", device)
+    copy = _copy_flag("asarray", copy)
+    want = None if dtype is None else dt.as_dtype(dtype)
+    if isinstance(obj, Tensor):
+        src = obj
+    elif isinstance(obj, np.ndarray):
+        src = from_numpy(obj) if obj.dtype.isnative and obj.dtype in _NP_KNOWN else None
+        if src is None:
+            if copy is False:
+                raise StridedError(f"asarray: a NumPy array of dtype {obj.dtype} cannot be shared (copy=False)")
+            return tensor(obj, dtype=want)
+    elif isinstance(obj, (memoryview, bytes, bytearray)) or (
+        not isinstance(obj, (list, tuple, numbers.Number, np.generic)) and _has_buffer(obj)
+    ):
+        src = from_numpy(np.asarray(obj)) if copy is not True else None
+        if src is None:
+            return tensor(np.array(obj), dtype=want)
+    else:
+        if copy is False:
+            raise StridedError(f"asarray: a {type(obj).__name__} cannot become a tensor without a copy (copy=False)")
+        return _from_python("asarray", obj, want)
+    if want is not None and want is not src.dtype:
+        if copy is False:
+            raise StridedError(f"asarray: converting {src.dtype} to {want} needs a copy, but copy=False was given")
+        return to_dtype(src, want)
+    return copy_tensor(src) if copy else src
+
+
+_NP_KNOWN = frozenset(d.np for d in dt.ALL)
+
+
+def _has_buffer(obj) -> bool:
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _from_python(op: str, obj, want):
+    if isinstance(obj, (list, tuple)) and _holds_tensors(obj):
+        parts = [asarray(o) for o in obj]
+        return stack(parts) if want is None else astype(stack(parts), want)
+    if isinstance(obj, (bool, int)) and not isinstance(obj, np.generic) and want is not None and want.kind in "iub":
+        return full((), obj, want)
+    return tensor(obj, dtype=want)
+
+
+def _holds_tensors(seq) -> bool:
+    return builtins.any(isinstance(o, Tensor) or (isinstance(o, (list, tuple)) and _holds_tensors(o)) for o in seq)
+
+
+def eye(n_rows, n_cols=None, /, *, k: int = 0, dtype=None, device=None) -> Tensor:
+    check_device("eye", device)
+    n, m = shape_arg("eye", (n_rows, n_rows if n_cols is None else n_cols))
+    k = as_int_tuple("eye", "k", k)[0]
+    d = float_dtype(dtype)
+    out = zeros((n, m), d)
+    # The diagonal is a view of the buffer: start at column k (or row -k), step m + 1.
+    start = k if k >= 0 else -k * m
+    count = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
+    if count:
+        as_strided(out, (count,), (m + 1,), start).fill_(1)
+    return out
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = True) -> Tensor:
+    check_device("linspace", device)
+    for v in (start, stop):
+        if isinstance(v, (complex, np.complexfloating)) or not isinstance(v, (numbers.Real, np.generic)):
+            raise StridedError(f"linspace: expected real start and stop, got {start!r} and {stop!r}")
+    (num,) = shape_arg("linspace", (num,))
+    d = float_dtype(dtype)
+    if not d.is_float:
+        raise DTypeError(f"linspace: expected a floating-point dtype, got {d}")
+    # Computed in f64 and rounded once, so f32 endpoints are the nearest f32 to start and stop.
+    return from_numpy(np.linspace(float(start), float(stop), num, endpoint=bool(endpoint)).astype(d.np))
+
+
+def meshgrid(*arrays, indexing: str = "xy") -> list:
+    if indexing not in ("xy", "ij"):
+        raise StridedError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrays = [expect_tensor("meshgrid", a) for a in arrays]
+    for a in arrays:
+        if a.ndim != 1:
+            raise ShapeError(f"meshgrid: expected 1-D tensors, got shape {a.shape}")
+    if arrays and len({a.dtype for a in arrays}) > 1:
+        raise DTypeError(f"meshgrid: expected tensors of one dtype, got {', '.join(str(a.dtype) for a in arrays)}")
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and len(arrays) > 1 and i < 2:
+            pos = 1 - i
+        view = a.reshape(tuple(-1 if j == pos else 1 for j in range(len(arrays))))
+        # A fresh dense copy per output (as NumPy's meshgrid gives): broadcast views would
+        # refuse writes.
+        out.append(copy_tensor(view.broadcast_as(tuple(shape))))
+    return out
+
+
+def _triangle(op: str, x, k, upper: bool) -> Tensor:
+    x = expect_tensor(op, x)
+    if x.ndim < 2:
+        raise ShapeError(f"{op}: expected a tensor with at least 2 dims, got shape {x.shape}")
+    k = as_int_tuple(op, "k", k)[0]
+    n, m = x.shape[-2:]
+    rows = np.arange(n)[:, None]
+    cols = np.arange(m)[None, :]
+    keep = (cols - rows >= k) if upper else (cols - rows <= k)
+    return where(from_numpy(keep), x, zeros((), x.dtype))
+
+
+def tril(x, /, *, k: int = 0) -> Tensor:
+    return _triangle("tril", x, k, upper=False)
+
+
+def triu(x, /, *, k: int = 0) -> Tensor:
+    return _triangle("triu", x, k, upper=True)
+
+
+# ---------------------------------------------------------------------------
+# manipulation
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """NumPy's ``broadcast_shapes``: each argument a shape (a tuple of ints, or one int)."""
+    return broadcast_shapes_of("broadcast_shapes", *[as_int_tuple("broadcast_shapes", "shape", s) for s in shapes])
+
+
+def broadcast_to(x, /, shape) -> Tensor:
+    return expect_tensor("broadcast_to", x).broadcast_as(shape)
+
+
+def broadcast_arrays(*arrays) -> list:
+    arrays = [expect_tensor("broadcast_arrays", a) for a in arrays]
+    shape = broadcast_shapes_of("broadcast_arrays", *[a.shape for a in arrays])
+    return [a.broadcast_as(shape) for a in arrays]
+
+
+def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
+    arrays = _sequence("concat", arrays)
+    if axis is None:
+        return cat([a.reshape(-1) for a in arrays], 0)
+    if arrays[0].ndim == 0:
+        raise ShapeError("concat: rank-0 tensors cannot be joined along an axis (use axis=None)")
+    return cat(arrays, axis)
+
+
+def _sequence(op: str, arrays) -> list:
+    if isinstance(arrays, Tensor) or not isinstance(arrays, (list, tuple)):
+        raise StridedError(f"{op}: expected a list or tuple of tensors, got {type(arrays).__name__}")
+    if not arrays:
+        raise ShapeError(f"{op}: expected at least one tensor")
+    return [expect_tensor(op, a) for a in arrays]
+
+
+def stack(arrays, /, *, axis: int = 0) -> Tensor:
+    arrays = _sequence("stack", arrays)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: expected tensors of one shape, got {' and '.join(map(str, shapes))}")
+    d = norm_dim("stack", axis, arrays[0].ndim, extra=1)
+    return cat([a.unsqueeze(d) for a in arrays], d)
+
+
+def unstack(x, /, *, axis: int = 0) -> tuple:
+    x = expect_tensor("unstack", x)
+    d = norm_dim("unstack", axis, x.ndim)
+    return tuple(x.select(d, i) for i in range(x.shape[d]))
+
+
+def expand_dims(x, /, axis=0) -> Tensor:
+    x = expect_tensor("expand_dims", x)
+    if isinstance(axis, (tuple, list)):
+        n = x.ndim + len(axis)
+        dims = sorted(norm_dim("expand_dims", a, n) for a in axis)
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"expand_dims: axis {axis} names a dim twice")
+        for d in dims:
+            x = x.unsqueeze(d)
+        return x
+    return x.unsqueeze(norm_dim("expand_dims", axis, x.ndim, extra=1))
+
+
+def squeeze(x, /, axis) -> Tensor:
+    x = expect_tensor("squeeze", x)
+    dims = _axes("squeeze", x, axis)
+    for d in dims:
+        if x.shape[d] != 1:
+            raise ShapeError(f"squeeze: dim {d} has size {x.shape[d]}, not 1 (shape {x.shape})")
+    for d in reversed(dims):
+        x = x.squeeze(d)
+    return x
+
+
+def flip(x, /, *, axis=None) -> Tensor:
+    x = expect_tensor("flip", x)
+    dims = _axes("flip", x, axis)
+    return x.flip(dims) if dims else x
+
+
+def permute_dims(x, /, axes) -> Tensor:
+    return expect_tensor("permute_dims", x).permute(tuple(axes))
+
+
+def moveaxis(x, source, destination, /) -> Tensor:
+    x = expect_tensor("moveaxis", x)
+    src = (source,) if not isinstance(source, (tuple, list)) else tuple(source)
+    dst = (destination,) if not isinstance(destination, (tuple, list)) else tuple(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"moveaxis: source {source} and destination {destination} differ in length")
+    src = [norm_dim("moveaxis", s, x.ndim) for s in src]
+    dst = [norm_dim("moveaxis", s, x.ndim) for s in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"moveaxis: repeated dims in source {source} or destination {destination}")
+    rest = [d for d in range(x.ndim) if d not in src]
+    order = [None] * x.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    it = iter(rest)
+    order = [o if o is not None else next(it) for o in order]
+    return x.permute(tuple(order))
+
+
+def reshape(x, /, shape, *, copy: bool | None = None) -> Tensor:
+    """A view when the layout allows one; ``copy=True`` always copies, ``copy=False`` never does."""
+    x = expect_tensor("reshape", x)
+    copy = _copy_flag("reshape", copy)
+    shape = as_int_tuple("reshape", "shape", shape)
+    if copy:
+        return copy_tensor(x).reshape(shape)
+    lay = x.layout.reshape_view(shape)
+    if lay is None and copy is False:
+        raise StridedError(f"reshape: no view of layout {x.layout} has shape {shape}, and copy=False was given")
+    return x.reshape(shape)
+
+
+def roll(x, /, shift, *, axis=None) -> Tensor:
+    x = expect_tensor("roll", x)
+    if axis is None:
+        if isinstance(shift, (tuple, list)):
+            shift = builtins.sum(as_int_tuple("roll", "shift", shift))
+        return roll(x.reshape(-1), shift, axis=0).reshape(x.shape)
+    shifts = as_int_tuple("roll", "shift", shift)
+    axes = as_int_tuple("roll", "axis", axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ShapeError(f"roll: shift {shift} and axis {axis} differ in length")
+    out = x
+    for s, a in zip(shifts, axes):
+        d = norm_dim("roll", a, x.ndim)
+        n = x.shape[d]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        out = cat([out.narrow(d, n - s, s), out.narrow(d, 0, n - s)], d)
+    return out if out is not x else copy_tensor(x)
+
+
+def repeat(x, repeats, /, *, axis=None) -> Tensor:
+    x = expect_tensor("repeat", x)
+    if axis is None:
+        x, d = x.reshape(-1), 0
+    else:
+        d = norm_dim("repeat", axis, x.ndim)
+    n = x.shape[d]
+    if isinstance(repeats, Tensor):
+        if repeats.dtype.kind not in "iu":
+            raise DTypeError(f"repeat: expected integer repeats, got {repeats.dtype}")
+        reps = repeats.numpy().astype(np.int64)
+    else:
+        reps = np.asarray(as_int_tuple("repeat", "repeats", repeats), dtype=np.int64)
+    if reps.ndim > 1 or reps.size not in (1, n):
+        raise ShapeError(f"repeat: expected one repeat count or {n} of them, got {reps.size}")
+    if (reps < 0).any():
+        raise ShapeError(f"repeat: repeat counts must be >= 0, got {reps.tolist()}")
+    return index_select(x, np.repeat(np.arange(n), reps), d)
+
+
+def tile(x, repetitions, /) -> Tensor:
+    x = expect_tensor("tile", x)
+    reps = as_int_tuple("tile", "repetitions", repetitions)
+    if builtins.any(r < 0 for r in reps):
+        raise ShapeError(f"tile: repetitions must be >= 0, got {reps}")
+    nd = builtins.max(len(reps), x.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    x = x.reshape((1,) * (nd - x.ndim) + x.shape)
+    # Each dim n becomes (r, n): a broadcast view, then one copy into the tiled shape.
+    inter = x.reshape(tuple(v for n in x.shape for v in (1, n)))
+    big = inter.broadcast_as(tuple(v for r, n in zip(reps, x.shape) for v in (r, n)))
+    return copy_tensor(big).reshape(tuple(r * n for r, n in zip(reps, x.shape)))
+
+
+# ---------------------------------------------------------------------------
+# elementwise functions that are ops of the registry (or compositions of them)
+
+
+def _binary_fn(name: str, op: str):
+    def fn(x1, x2, /):
+        return binary(op, x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The standard's ``{name}``: the registry's ``{op}``."
+    return fn
+
+
+def _unary_fn(name: str, op: str):
+    def fn(x, /):
+        return unary(op, expect_tensor(name, x))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The standard's ``{name}``: the registry's ``{op}``."
+    return fn
+
+
+add = _binary_fn("add", "add")
+subtract = _binary_fn("subtract", "sub")
+multiply = _binary_fn("multiply", "mul")
+divide = _binary_fn("divide", "div")
+pow = _binary_fn("pow", "pow")
+maximum = _binary_fn("maximum", "maximum")
+minimum = _binary_fn("minimum", "minimum")
+equal = _binary_fn("equal", "eq")
+not_equal = _binary_fn("not_equal", "ne")
+less = _binary_fn("less", "lt")
+less_equal = _binary_fn("less_equal", "le")
+greater = _binary_fn("greater", "gt")
+greater_equal = _binary_fn("greater_equal", "ge")
+logical_and = _binary_fn("logical_and", "logical_and")
+logical_or = _binary_fn("logical_or", "logical_or")
+
+abs = _unary_fn("abs", "abs")
+negative = _unary_fn("negative", "neg")
+square = _unary_fn("square", "sqr")
+sqrt = _unary_fn("sqrt", "sqrt")
+exp = _unary_fn("exp", "exp")
+log = _unary_fn("log", "log")
+sin = _unary_fn("sin", "sin")
+cos = _unary_fn("cos", "cos")
+tanh = _unary_fn("tanh", "tanh")
+sign = _unary_fn("sign", "sign")
+logical_not = _unary_fn("logical_not", "not")
+
+
+def positive(x, /) -> Tensor:
+    """``+x``: a copy (the standard gives a new array)."""
+    x = expect_tensor("positive", x)
+    if x.dtype is dt.bool_:
+        raise DTypeError("positive: not defined for bool tensors")
+    return copy_tensor(x)
+
+
+def logical_xor(x1, x2, /) -> Tensor:
+    for x in (x1, x2):
+        if isinstance(x, Tensor) and x.dtype is not dt.bool_:
+            raise DTypeError(f"logical_xor: expected bool tensors, got {x.dtype}")
+    return binary("ne", x1, x2)
+
+
+def isnan(x, /) -> Tensor:
+    x = expect_tensor("isnan", x)
+    if not x.dtype.is_float:
+        return zeros(x.shape, dt.bool_)
+    return binary("ne", x, x)  # NaN is the one value unequal to itself
+
+
+def isinf(x, /) -> Tensor:
+    x = expect_tensor("isinf", x)
+    if not x.dtype.is_float:
+        return zeros(x.shape, dt.bool_)
+    return binary("eq", unary("abs", x), math.inf)
+
+
+def isfinite(x, /) -> Tensor:
+    x = expect_tensor("isfinite", x)
+    if not x.dtype.is_float:
+        return ones(x.shape, dt.bool_)
+    return logical_not(logical_or(isnan(x), isinf(x)))
+
+
+def clip(x, /, min=None, max=None) -> Tensor:
+    x = expect_tensor("clip", x)
+    out = x
+    if min is not None:
+        out = binary("maximum", out, min)
+    if max is not None:
+        out = binary("minimum", out, max)
+    if out.dtype is not x.dtype:
+        out = to_dtype(out, x.dtype)  # the standard keeps x's dtype
+    return out if out is not x else copy_tensor(x)
+
+
+# ---------------------------------------------------------------------------
+# statistical, searching and utility functions
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
+    """Integers (and bools) sum in i64, floats in their own dtype, or in ``dtype`` when given."""
+    x = expect_tensor("sum", x)
+    dims = _axes("sum", x, axis)
+    src = x if dtype is None else to_dtype(x, dt.as_dtype(dtype))
+    return reduce("sum", src, dims, keepdims)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("prod", x)
+    dims = _axes("prod", x, axis)
+    if dtype is not None:
+        want = dt.as_dtype(dtype)
+    elif x.dtype.kind in "ib":
+        want = dt.i64
+    elif x.dtype.kind == "u":
+        want = dt.u32 if x.dtype.itemsize <= 4 else x.dtype
+    else:
+        want = x.dtype
+    src = to_dtype(x, want.compute)
+    out = reduce("prod", src, dims, keepdims)
+    return to_dtype(out, want)
+
+
+def mean(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("mean", x)
+    if not x.dtype.is_float:
+        raise DTypeError(f"mean: expected a floating-point tensor, got {x.dtype}")
+    return reduce("mean", x, _axes("mean", x, axis), keepdims)
+
+
+def max(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("max", x)
+    return reduce("max", x, _axes("max", x, axis), keepdims)
+
+
+def min(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("min", x)
+    return reduce("min", x, _axes("min", x, axis), keepdims)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
+    """``sum((x - mean)^2) / (N - correction)``, from the op layer's mean, sub, sqr and sum."""
+    x = expect_tensor("var", x)
+    if not x.dtype.is_float:
+        raise DTypeError(f"var: expected a floating-point tensor, got {x.dtype}")
+    if not isinstance(correction, numbers.Real) or isinstance(correction, bool):
+        raise StridedError(f"var: correction must be a real number, got {correction!r}")
+    dims = _axes("var", x, axis)
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    centred = binary("sub", x, reduce("mean", x, dims, True))
+    total = reduce("sum", unary("sqr", centred), dims, keepdims)
+    denom = n - correction
+    # N - correction <= 0 has no variance: NaN, as NumPy gives (with a warning).
+    return binary("div", total, denom if denom > 0 else math.nan)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
+    return unary("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _arg(op: str, x, axis, keepdims) -> Tensor:
+    x = expect_tensor(op, x)
+    if x.numel == 0:
+        raise ShapeError(f"{op}: cannot reduce a zero-size tensor (shape {x.shape})")
+    if axis is None:
+        out = arg_reduce(op, x, None, False)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return arg_reduce(op, x, norm_dim(op, axis, x.ndim), keepdims)
+
+
+def argmax(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    return _arg("argmin", x, axis, keepdims)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("count_nonzero", x)
+    return reduce("sum", binary("ne", x, 0) if x.dtype is not dt.bool_ else x, _axes("count_nonzero", x, axis),
+                  keepdims)
+
+
+def all(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    """True where no element is zero (NaN counts as true): the count of zeros is 0."""
+    x = expect_tensor("all", x)
+    zeros_found = reduce("sum", binary("eq", x, 0) if x.dtype is not dt.bool_ else unary("not", x),
+                         _axes("all", x, axis), keepdims)
+    return binary("eq", zeros_found, 0)
+
+
+def any(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    x = expect_tensor("any", x)
+    return binary("gt", count_nonzero(x, axis=axis, keepdims=keepdims), 0)
+
+
+def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
+    x = expect_tensor("diff", x)
+    d = norm_dim("diff", axis, x.ndim)
+    (n,) = as_int_tuple("diff", "n", n)
+    if n < 0:
+        raise ShapeError(f"diff: n must be >= 0, got {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = cat([expect_tensor("diff", p) for p in parts], d)
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = binary("ne", hi, lo) if x.dtype is dt.bool_ else binary("sub", hi, lo)
+    return x
+
+
+
+# ---------------------------------------------------------------------------
+# the inspection namespace
+
+
+class Info:
+    """What ``strided.__array_namespace_info__()`` returns: the standard's inspection API."""
+
+    def capabilities(self) -> dict:
+        # Boolean masks and nonzero need kernels strided does not have yet.
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+
+    def default_device(self):
+        return DEVICE
+
+    def devices(self) -> list:
+        return [DEVICE]
+
+    def _check(self, device):
+        check_device("__array_namespace_info__", device)
+
+    def default_dtypes(self, *, device=None) -> dict:
+        self._check(device)
+        return {"real floating": dt.DEFAULT_FLOAT, "complex floating": None, "integral": dt.DEFAULT_INT,
+                "indexing": dt.i64}
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        self._check(device)
+        # The standard's names only: f16 and bf16 stay strided's extras.
+        names = {"bool": dt.bool_, "float32": dt.f32, "float64": dt.f64, "uint8": dt.u8, "uint32": dt.u32,
+                 "int64": dt.i64}
+        if kind is None:
+            return dict(names)
+        return {n: d for n, d in names.items() if isdtype(d, kind)}
+
+
+def __array_namespace_info__() -> Info:
+    return Info()
+
+
+# ---------------------------------------------------------------------------
+# the array object's attributes the standard adds (tensor.py's docstring lists them)
+
+
+def _size(self):
+    return self.numel
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise ShapeError(f"mT: expected a tensor with at least 2 dims, got shape {self.shape}")
+    return self.transpose(-2, -1)
+
+
+def _to_device(self, device, /, *, stream=None):
+    if stream is not None:
+        raise StridedError(f"to_device: the CPU has no streams; expected stream=None, got {stream!r}")
+    check_device("to_device", device)
+    if device is not None and device != self.device:
+        raise StridedError(f"to_device: cannot move a tensor from {self.device!r} to {device!r}")
+    return self
+
+
+def _index(self):
+    if self.dtype.kind not in "iu" or self.ndim:
+        # Python's protocol: a TypeError makes range(), slicing and operator.index refuse it.
+        raise TypeError(f"__index__: only a rank-0 integer tensor is an index, got {self.dtype} of shape {self.shape}")
+    return int(self.item())
+
+
+def _complex(self):
+    return complex(self.item())
+
+
+def _pos(self):
+    return positive(self)
+
+
+Tensor.size = property(_size)
+Tensor.mT = property(_mT)
+Tensor.to_device = _to_device
+Tensor.__index__ = _index
+Tensor.__complex__ = _complex
+Tensor.__pos__ = _pos
+
+__all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
+    "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError", "ShapeError", "StridedError",
+    "StridedIndexError", "Tensor", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
+    "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
+    "check_device", "expect_tensor", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
+    "full", "ones", "zeros",
+)]
