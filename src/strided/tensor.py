@@ -12,7 +12,7 @@ installed by           methods
                        copies (``contiguous``, ``force_contiguous``, ``copy``,
                        ``clone``, ``to_dtype``/``astype``) and writes
                        (``copy_``, ``fill_``, ``zero_``, ``__setitem__``, the
-                       in-place operators)
+                       in-place operators), sliding windows (``unfold``)
 ``strided.creation``   ``__reduce__``, ``__deepcopy__`` (a compact copy)
 ``strided.interop``    ``__array_interface__``, ``__dlpack__``,
                        ``__dlpack_device__``

@@ -21,12 +21,13 @@ from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contig
 from .elementwise import binary, kernel_binary, kernel_unary, unary, where
 from .join import cat, index_select
 from .reduce import arg_reduce, reduce
+from .windows import sliding_window_view, unfold
 from .registry import NOT_DIFFERENTIABLE, REGISTRY, declare, gradient_rule, lookup
 
 __all__ = [
     "REGISTRY", "declare", "lookup", "gradient_rule", "unary", "binary", "kernel_unary", "kernel_binary",
     "where", "reduce", "arg_reduce", "cat", "index_select", "contiguous", "force_contiguous", "copy", "clone",
-    "to_dtype", "copy_to", "write", "copy_", "fill_", "zero_", "setitem",
+    "to_dtype", "copy_to", "write", "copy_", "fill_", "zero_", "setitem", "unfold", "sliding_window_view",
 ]
 
 _U = grad.unary_rule
@@ -96,6 +97,7 @@ for _name in ("narrow", "slice", "select", "transpose", "permute", "unsqueeze", 
     declare(_name, "view", "same", grad=grad.view_back)
 declare("broadcast_as", "view", "same", grad=grad.broadcast_back)
 declare("as_strided", "view", "same", grad=grad.by_offsets_back)
+declare("unfold", "view", "same", grad=grad.accumulate_back)  # sliding windows; sliding_window_view chains it
 declare("clone", "copy", "same", grad=grad.identity_back, methods=("clone",))
 declare("copy", "copy", "same", kernel="copy", grad=grad.identity_back, methods=("copy",))
 declare("to_dtype", "copy", "cast", kernel="copy", grad=grad.cast_back, methods=("to_dtype", "astype"))
@@ -157,6 +159,7 @@ def _install() -> None:
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
     Tensor.__setitem__ = setitem
+    Tensor.unfold = unfold
     Tensor.sum_all = lambda self: reduce("sum", self, None, False)
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition

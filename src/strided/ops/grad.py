@@ -52,6 +52,19 @@ def _replay(t: Tensor, name: str, args) -> Tensor:
     return getattr(t, name)(*args)
 
 
+def accumulate_back(node, op, g):
+    """Views whose elements may repeat (sliding windows): replay the view on a zero buffer of
+    the input's shape and add g through it, so each input element gets the sum of the
+    gradients of every place it appears."""
+    (inp,) = op.inputs
+    base = zeros(inp.shape, g.dtype.compute)  # row-major: its offsets are the input's element indices
+    v = _replay(base, op.name, op.ctx["args"])
+    offsets = np.fromiter(v.layout.strided_index(), dtype=np.int64, count=v.numel) - base.offset
+    acc = np.zeros(inp.numel, dtype=g.dtype.compute.np)
+    np.add.at(acc, offsets, g.detach().to_dtype(g.dtype.compute).numpy().reshape(-1))
+    return [tensor(acc.reshape(inp.shape)).to_dtype(g.dtype)]
+
+
 def broadcast_back(node, op, g):
     (inp,) = op.inputs
     return [sum_to(g, inp.shape).reshape(inp.shape)]
