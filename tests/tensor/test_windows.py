@@ -141,3 +141,13 @@ def test_sliding_window_view_wants_a_tensor():
     with pytest.raises(StridedError, match="sliding_window_view: expected a strided.Tensor"):
         sd.sliding_window_view(np.arange(4), 2)
     assert issubclass(ShapeError, StridedError)
+
+
+def test_the_bench_row_computes_the_same_moving_sum_in_each_library():
+    from strided.bench.windows_bench import WINDOW, window_cases
+
+    (case,) = window_cases(quick=True)
+    runs = case.make()
+    want = runs["numpy"]()
+    assert want.shape == ((1 << 20) - WINDOW + 1,)
+    assert np.allclose(runs["strided"]().numpy(), want, rtol=1e-4, atol=1e-3)

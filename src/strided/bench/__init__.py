@@ -17,7 +17,9 @@ def collect(quick: bool):
         fn = getattr(cases, extra, None)
         if fn is not None:
             out += fn(quick)
-    return out
+    from .windows_bench import window_cases
+
+    return out + window_cases(quick)
 
 
 def main(quick: bool = False, json_path: str | None = None, plot_path: str | None = None, only: str | None = None) -> int:
