@@ -51,6 +51,7 @@ from .int_tuple import (
 )
 from .memory import Sectors, bank_conflicts, bank_of, global_sectors
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
+from .tv import make_layout_tv, product_each, tv_grid
 from .layout import (
     Layout,
     cosize,
@@ -110,6 +111,10 @@ __all__ = [
     "Swizzle",
     "ComposedLayout",
     "make_swizzle",
+    # Thread-value layouts
+    "make_layout_tv",
+    "product_each",
+    "tv_grid",
     # What a warp's access costs
     "bank_conflicts",
     "bank_of",
