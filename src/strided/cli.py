@@ -1,4 +1,4 @@
-"""The command line: ``python -m strided {tour,bench,show}``."""
+"""The command line: ``python -m strided {tour,bench,show,check}``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--buffer-cols", type=int, metavar="K", help="buffer cells per row in the picture (10 draws a 10x10 buffer)")
     show.add_argument("--svg", metavar="FILE", help="write an SVG picture (no dependency)")
     show.add_argument("--png", metavar="FILE", help="write a PNG picture (needs matplotlib)")
+    show.add_argument("--tikz", metavar="FILE.tex", help="write the grid as a LaTeX/TikZ document (C++ print_latex)")
+    show.add_argument("--colour", choices=("offset", "bank"), default=None,
+                      help="colour cells by offset or by shared-memory bank (default: bank for swizzled layouts)")
+    show.add_argument("--element-bytes", type=int, default=4, metavar="B", help="element size for banks (default 4)")
     args = parser.parse_args(argv)
     if args.command == "show":
         return _show(args)
@@ -59,14 +63,22 @@ def _show(args) -> int:
     try:
         layout = show.parse_layout(args.layout)
         print(show.ascii_grid(layout))
-        if not hasattr(layout, "flatten"):  # a flat layout: say what the analysis sees
+        if not hasattr(layout, "size"):  # a flat layout: say what the analysis sees
             from .printing import describe
 
             print(describe(layout, buffer_len=args.buffer))
+        colour = args.colour or ("bank" if show.is_swizzled(layout) else "offset")
+        colouring = {"colour": colour, "element_bytes": args.element_bytes}
+        if colour == "bank":
+            print(show.bank_summary(layout, args.element_bytes))
         if args.svg:
             with open(args.svg, "w") as f:
-                f.write(show.svg(layout, args.buffer, args.buffer_cols))
+                f.write(show.svg(layout, args.buffer, args.buffer_cols, **colouring))
             print(f"wrote {args.svg}")
+        if args.tikz:
+            with open(args.tikz, "w") as f:
+                f.write(show.tikz(layout, **colouring))
+            print(f"wrote {args.tikz}")
         if args.png:
             show.png(layout, args.png, args.buffer, args.buffer_cols)
             print(f"wrote {args.png}")

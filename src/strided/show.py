@@ -5,31 +5,38 @@ Two kinds of layout text are understood:
 * CuTe text, ``(4,(2,4)):(2,(1,8))``, ``8:2``, ``(_4,_2):(_1,_4)`` (static
   integers written ``_4``), or a bare shape ``(4,2)`` for the compact
   column-major layout: parsed as a :class:`strided.cute.Layout`.
+* Swizzled CuTe text as CuTe prints it, ``Sw<3,3,3> o _0 o (8,64):(64,1)``
+  (the offset and its ``o`` may be left out): a :class:`strided.cute.ComposedLayout`.
 * Flat text with an offset suffix, ``(6,5):(10,1)+22``: parsed as a flat
   ``strided.layout.Layout`` (the ``+offset`` is what marks it flat, so it is
   required there, even when it is ``+0``).
 
-:func:`ascii_grid` returns the grid C++ ``print_layout`` prints, and
-:func:`svg` draws the grid of offsets above the buffer it touches.  Both take
-either kind of layout (or its text) of rank 0, 1 or 2.  Pure strings; the flat
-layout class is imported only when flat text is parsed.
+:func:`ascii_grid` returns the grid C++ ``print_layout`` prints, :func:`svg`
+draws the grid of offsets above the buffer it touches and :func:`tikz` writes
+the grid as LaTeX (both from :mod:`strided.cute.picture`).  All take any kind
+of layout (or its text) of rank 0, 1 or 2.  Pure strings; the flat layout
+class is imported only when flat text is parsed.
 """
 
 from __future__ import annotations
 
 import re
-from html import escape
 
+from .cute import picture
 from .cute.int_tuple import Static, format_int_tuple, is_tuple
 from .cute.layout import Layout as CuteLayout
 from .cute.layout import grid_text
-from .errors import LayoutBoundsError, ShapeError, StridedError
+from .cute.swizzle import ComposedLayout, Swizzle
+from .errors import ShapeError, StridedError
 
-__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "png"]
+__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "tikz", "png"]
 
-# Largest picture we agree to draw: beyond this an SVG is no longer a picture.
-MAX_CELLS = 1 << 16
+MAX_CELLS = picture.MAX_CELLS
 
+_SWIZZLED = re.compile(
+    r"\s*Sw\s*<\s*(?P<b>-?\d+)\s*,\s*(?P<m>-?\d+)\s*,\s*(?P<s>-?\d+)\s*>\s*o\s*"
+    r"(?:(?P<offset>_?-?\d+)\s*o\s*)?(?P<rest>.*)$", re.S
+)
 _TOKEN = re.compile(r"\s*(?:(?P<int>_?-?\d+)|(?P<sym>[(),:+]))")
 
 
@@ -95,6 +102,9 @@ def parse_layout(text: str):
     """
     if not isinstance(text, str):
         raise ShapeError(f"parse_layout: expected a string, got {text!r}")
+    swizzled = _SWIZZLED.match(text)
+    if swizzled:
+        return _composed_from_text(text, swizzled)
     p = _Parser(text)
     if p.peek() is None:
         p.fail("empty layout text")
@@ -115,6 +125,20 @@ def parse_layout(text: str):
         except StridedError as e:
             raise type(e)(f"parse_layout: {text!r}: {e}") from e
     return _flat_from_text(text, shape, stride, offset)
+
+
+def _composed_from_text(text, match):
+    """``Sw<B,M,S> o [offset o] layout``: a swizzled CuTe layout, as CuTe prints one."""
+    try:
+        sw = Swizzle(int(match["b"]), int(match["m"]), int(match["s"]))
+    except StridedError as e:
+        raise type(e)(f"parse_layout: {text!r}: {e}") from e
+    raw = match["offset"] or "_0"
+    offset = Static(int(raw[1:])) if raw.startswith("_") else int(raw)
+    inner = parse_layout(match["rest"])
+    if not isinstance(inner, CuteLayout):
+        raise ShapeError(f"parse_layout: a swizzle composes with CuTe layout text, not flat text: {text!r}")
+    return ComposedLayout(sw, offset, inner)
 
 
 def _flat_from_text(text, shape, stride, offset):
@@ -147,50 +171,33 @@ def _flat_from_text(text, shape, stride, offset):
 
 def layout_text(layout) -> str:
     """The text :func:`parse_layout` reads back: CuTe form, or flat with ``+offset``."""
-    if isinstance(layout, CuteLayout):
+    if isinstance(layout, (CuteLayout, ComposedLayout)):
         return str(layout)
-    shape, stride, offset = _flat_parts(layout)
-    fmt = lambda t: "(" + ",".join(str(x) for x in t) + ")"
-    return f"{fmt(shape)}:{fmt(stride)}+{offset}"
+    return picture.flat_text(*picture.flat_parts(layout))
 
 
-def _flat_parts(layout):
-    try:
-        return tuple(layout.shape), tuple(layout.stride), int(layout.offset)
-    except (AttributeError, TypeError):
-        raise ShapeError(
-            f"show: expected a cute Layout, a flat strided Layout or layout text, got {layout!r}"
-        ) from None
+def is_swizzled(layout) -> bool:
+    return isinstance(layout, ComposedLayout) and isinstance(layout.layout_a, Swizzle)
 
 
-def _grid(layout):
-    """(title, rows, cols, value(m, n)) of a rank-0/1/2 layout of either kind."""
-    if isinstance(layout, str):
-        layout = parse_layout(layout)
-    if isinstance(layout, CuteLayout):
-        title = str(layout)
-        if layout.rank == 2 and is_tuple(layout.shape):
-            rows, cols = layout[0].size, layout[1].size
-            return title, rows, cols, lambda m, n: layout(m, n)
-        if layout.rank == 1:
-            return title, 1, layout.size, lambda m, n: layout(n)
-        if layout.rank == 0:
-            return title, 1, 1, lambda m, n: 0
-        raise ShapeError(f"show: layout {layout} has rank {layout.rank}; only ranks 0, 1 and 2 are drawn")
-    shape, stride, offset = _flat_parts(layout)
-    title = layout_text(layout)
-    if len(shape) == 2:
-        return title, shape[0], shape[1], lambda m, n: offset + m * stride[0] + n * stride[1]
-    if len(shape) == 1:
-        return title, 1, shape[0], lambda m, n: offset + n * stride[0]
-    if len(shape) == 0:
-        return title, 1, 1, lambda m, n: offset
-    raise ShapeError(f"show: layout {title} has {len(shape)} dims; only 0, 1 and 2 are drawn")
+def bank_summary(layout, element_bytes: int = 4) -> str:
+    """What a warp reading one row or one column of a rank-2 cute layout costs in wavefronts."""
+    from .cute.memory import bank_conflicts
+
+    layout = _layout(layout)
+    if not isinstance(layout, (CuteLayout, ComposedLayout)) or layout.rank != 2:
+        return "banks: rows and columns are counted for rank-2 CuTe layouts only"
+    rows, cols = layout[0].size, layout[1].size
+    by_col = [bank_conflicts(layout(None, n), element_bytes) for n in range(cols)]
+    by_row = [bank_conflicts(layout(m, None), element_bytes) for m in range(rows)]
+    return (
+        f"banks ({element_bytes}-byte elements, 32 banks of 4 bytes): a warp reading one column takes "
+        f"{min(by_col)}..{max(by_col)} wavefronts, one row {min(by_row)}..{max(by_row)} (1 is conflict-free)"
+    )
 
 
-def _check_cells(title, count, what):
-    if count > MAX_CELLS:
-        raise ShapeError(f"show: {title} has {count} {what}, more than the {MAX_CELLS} drawn at most")
+def _layout(layout):
+    return parse_layout(layout) if isinstance(layout, str) else layout
 
 
 def ascii_grid(layout) -> str:
@@ -200,115 +207,20 @@ def ascii_grid(layout) -> str:
     and one row of offsets per index of mode 0.  Cells are
     ``digits(cosize) + 2`` wide (cosize = largest offset + 1).
     """
-    title, rows, cols, value = _grid(layout)
-    _check_cells(title, rows * cols, "cells")
+    title, rows, cols, value = picture.grid_of(_layout(layout))
+    picture.check_cells(title, rows * cols, "cells")
     top = max((value(m, n) for m in range(rows) for n in range(cols)), default=0)
     return grid_text(title, rows, cols, value, max(top, 0) + 1)
 
 
-def _colour(offset: int) -> str:
-    # Golden-angle hues: neighbouring offsets get clearly different colours,
-    # and the same offset always gets the same colour in grid and buffer.
-    return f"hsl({(offset * 137.508) % 360:.1f},70%,78%)"
+def svg(layout, buffer_len=None, buffer_cols=None, **colouring) -> str:
+    """:func:`strided.cute.picture.svg` of a layout or of layout text."""
+    return picture.svg(_layout(layout), buffer_len, buffer_cols, **colouring)
 
 
-def svg(layout, buffer_len=None, buffer_cols=None) -> str:
-    """An SVG picture: the grid of offsets, then the buffer strip it touches.
-
-    Each grid cell ``(m, n)`` shows its buffer offset on a colour keyed by
-    that offset.  Below, the buffer ``0 .. buffer_len-1`` is drawn as a strip;
-    cells the layout touches take the same colour, untouched cells stay grey,
-    and cells touched more than once get a heavy red border and a count.
-    ``buffer_len`` defaults to the largest offset + 1 and ``buffer_cols``
-    (cells per strip row) to min(buffer_len, 32); a layout reaching below
-    0 or past ``buffer_len`` raises LayoutBoundsError.
-    """
-    title, rows, cols, value = _grid(layout)
-    _check_cells(title, rows * cols, "cells")
-    offsets = [[value(m, n) for n in range(cols)] for m in range(rows)]
-    flat = [o for row in offsets for o in row]
-    low = min(flat, default=0)
-    high = max(flat, default=-1) + 1
-    if low < 0:
-        raise LayoutBoundsError(
-            f"svg: layout {title} reaches offset {low} < 0; draw it with an offset that lifts it "
-            f"into the buffer (flat text such as '...+{-low}')"
-        )
-    if buffer_len is None:
-        buffer_len = high
-    if isinstance(buffer_len, bool) or not isinstance(buffer_len, int) or buffer_len < 0:
-        raise ShapeError(f"svg: buffer_len must be a non-negative int, got {buffer_len!r}")
-    if high > buffer_len:
-        raise LayoutBoundsError(
-            f"svg: layout {title} reaches offset {high - 1}, outside a buffer of {buffer_len} elements"
-        )
-    _check_cells(title, buffer_len, "buffer elements")
-    hits = {}
-    for o in flat:
-        hits[o] = hits.get(o, 0) + 1
-
-    digits = max(len(str(max(high - 1, 0))), len(str(max(rows, cols))), 1)
-    cell = max(30, 9 * digits + 14)
-    margin, head, label_w = 12, 22, max(26, 9 * len(str(rows)) + 10)
-    grid_x, grid_y = margin + label_w, margin + 24 + head
-    strip_per_row = buffer_cols or (max(1, min(buffer_len, 32)) if buffer_len else 1)
-    scell = max(24, 8 * len(str(max(buffer_len - 1, 0))) + 10)
-    strip_rows = -(-buffer_len // strip_per_row) if buffer_len else 0
-    strip_y = grid_y + rows * cell + 40
-    width = max(grid_x + cols * cell, margin + label_w + strip_per_row * scell) + margin
-    height = strip_y + strip_rows * (scell + 12) + margin
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">',
-        f"<title>{escape(title)}</title>",
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{margin}" y="{margin + 14}" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
-    for n in range(cols):
-        cx = grid_x + n * cell + cell / 2
-        out.append(f'<text x="{cx:g}" y="{grid_y - 6}" text-anchor="middle" fill="#555">{n}</text>')
-    for m in range(rows):
-        cy = grid_y + m * cell + cell / 2 + 4
-        out.append(
-            f'<text x="{grid_x - 6}" y="{cy:g}" text-anchor="end" fill="#555">{m}</text>'
-        )
-        for n in range(cols):
-            o = offsets[m][n]
-            x, y = grid_x + n * cell, grid_y + m * cell
-            out.append(
-                f'<g class="cell" data-m="{m}" data-n="{n}" data-offset="{o}">'
-                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_colour(o)}" '
-                f'stroke="#333" stroke-width="1"/>'
-                f'<text x="{x + cell / 2:g}" y="{y + cell / 2 + 4:g}" text-anchor="middle">{o}</text></g>'
-            )
-    out.append(
-        f'<text x="{margin}" y="{strip_y - 10}" fill="#333">buffer: {buffer_len} elements, '
-        f"{len(hits)} touched</text>"
-    )
-    for i in range(buffer_len):
-        x = margin + label_w + (i % strip_per_row) * scell
-        y = strip_y + (i // strip_per_row) * (scell + 12)
-        k = hits.get(i, 0)
-        if k:
-            fill, stroke, sw = _colour(i), ("#c00" if k > 1 else "#333"), (3 if k > 1 else 1)
-        else:
-            fill, stroke, sw = "#f4f4f4", "#bbb", 1
-        extra = (
-            f'<text x="{x + scell / 2:g}" y="{y + scell + 9}" text-anchor="middle" font-size="9" '
-            f'fill="#c00">x{k}</text>'
-            if k > 1
-            else ""
-        )
-        out.append(
-            f'<g class="buf" data-index="{i}" data-hits="{k}">'
-            f'<rect x="{x}" y="{y}" width="{scell}" height="{scell}" fill="{fill}" '
-            f'stroke="{stroke}" stroke-width="{sw}"/>'
-            f'<text x="{x + scell / 2:g}" y="{y + scell / 2 + 4:g}" text-anchor="middle" '
-            f'fill="{"#000" if k else "#999"}">{i}</text>{extra}</g>'
-        )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+def tikz(layout, **colouring) -> str:
+    """:func:`strided.cute.picture.tikz` of a layout or of layout text: LaTeX/TikZ."""
+    return picture.tikz(_layout(layout), **colouring)
 
 
 def png(layout, path: str, buffer_len=None, buffer_cols=None) -> None:
@@ -321,8 +233,9 @@ def png(layout, path: str, buffer_len=None, buffer_cols=None) -> None:
         from matplotlib.colors import hsv_to_rgb
     except ImportError:
         raise StridedError("show --png needs matplotlib: pip install 'strided[plot]'") from None
+    layout = _layout(layout)
     svg(layout, buffer_len)  # the same bounds checks and errors as the SVG
-    title, rows, cols, value = _grid(layout)
+    title, rows, cols, value = picture.grid_of(layout)
     offsets = [[value(m, n) for n in range(cols)] for m in range(rows)]
     flat = [o for row in offsets for o in row]
     if buffer_len is None:

@@ -51,7 +51,8 @@ from .int_tuple import (
 )
 from .memory import Sectors, bank_conflicts, bank_of, global_sectors
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
-from .tv import make_layout_tv, product_each, tv_grid
+from .tv import TVLayout, make_layout_tv, product_each, tv_grid
+from . import picture  # noqa: E402  (gives the layout classes their notebook pictures)
 from .layout import (
     Layout,
     cosize,
@@ -113,6 +114,7 @@ __all__ = [
     "make_swizzle",
     # Thread-value layouts
     "make_layout_tv",
+    "TVLayout",
     "product_each",
     "tv_grid",
     # What a warp's access costs

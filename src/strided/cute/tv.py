@@ -11,12 +11,21 @@ right inverse, read as (thread, value), is the TV layout:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..errors import ShapeError
 from .algebra import composition, raked_product, right_inverse
 from .int_tuple import is_tuple, product
 from .layout import Layout
 
-__all__ = ["make_layout_tv", "product_each", "tv_grid"]
+__all__ = ["make_layout_tv", "product_each", "tv_grid", "TVLayout"]
+
+
+class TVLayout(NamedTuple):
+    """``(tiler_mn, layout_tv)``, a tuple as CuTe DSL returns it, that a notebook draws."""
+
+    tiler_mn: tuple
+    layout_tv: Layout
 
 
 def product_each(shape):
@@ -48,7 +57,7 @@ def make_layout_tv(thr_layout, val_layout):
             f"onto its {layout_mn.size} (thread, value) pairs"
         )
     layout_tv = composition(inverse, Layout((thr_layout.size, val_layout.size)))
-    return product_each(layout_mn.shape), layout_tv
+    return TVLayout(product_each(layout_mn.shape), layout_tv)
 
 
 def tv_grid(tiler_mn, layout_tv):

@@ -25,6 +25,16 @@ Layout.classify = analysis.classify
 Layout.supports_reduce_fast_path = analysis.supports_reduce_fast_path
 Layout.decompose = analysis.decompose
 
+
+def _repr_svg_(self):
+    """The picture a notebook shows: the grid of offsets over its buffer (None if not drawable)."""
+    from ..cute.picture import repr_svg, svg  # the pictures are strings built on cute's grid
+
+    return repr_svg(svg, self)
+
+
+Layout._repr_svg_ = _repr_svg_
+
 __all__ = [
     "Layout",
     "contiguous_strides",
