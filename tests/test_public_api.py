@@ -80,7 +80,8 @@ LINALG_NAMES = [
     "matrix_norm", "vector_norm",
 ]
 TENSOR_ARRAY_API = ["size", "device", "T", "mT", "to_device", "__array_namespace__", "__index__", "__bool__",
-                    "__float__", "__int__", "__complex__", "__pos__"]
+                    "__float__", "__int__", "__complex__", "__pos__", "__array_ufunc__", "__array_function__",
+                    "__dask_tokenize__"]
 
 CUTE_NAMES = [
     "Layout", "size", "cosize", "rank", "depth", "crd2idx", "idx2crd", "coalesce", "filter", "composition",

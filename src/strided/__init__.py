@@ -46,6 +46,11 @@ from .dtype import bfloat16, float16, float32, float64, int64, uint8, uint32  # 
 from . import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
 from .array_api import *  # noqa: E402,F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401
+from . import numpy_api  # noqa: E402,F401  (installs __array_ufunc__ and __array_function__ on Tensor)
+from . import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
+
+if "dask.array" in sys.modules:
+    dask_chunks.register()
 
 
 def _array_namespace(self, /, *, api_version=None):

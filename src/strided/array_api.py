@@ -665,9 +665,9 @@ def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
 
 def _arg(op: str, x, axis, keepdims) -> Tensor:
     x = expect_tensor(op, x)
-    if x.numel == 0:
-        raise ShapeError(f"{op}: cannot reduce a zero-size tensor (shape {x.shape})")
     if axis is None:
+        if x.numel == 0:
+            raise ShapeError(f"{op}: cannot reduce a zero-size tensor (shape {x.shape})")
         out = arg_reduce(op, x, None, False)
         return out.reshape((1,) * x.ndim) if keepdims else out
     return arg_reduce(op, x, norm_dim(op, axis, x.ndim), keepdims)

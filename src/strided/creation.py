@@ -22,7 +22,8 @@ from .tensor import Tensor, as_strided, same_buffer
 
 __all__ = [
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
-    "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "expect_tensor",
+    "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "rebuild_view",
+    "pickled_parts", "expect_tensor",
 ]
 
 
@@ -224,18 +225,53 @@ def as_tensor_like(value, like: Tensor) -> Tensor:
 
 
 def rebuild(arr: np.ndarray, dtype_name: str) -> Tensor:
-    """A tensor from its pickled compact copy."""
+    """A tensor from a compact copy (what pickles made before views kept their layout)."""
     t = from_numpy(np.array(arr, copy=True))
     return t if t.dtype.name == dtype_name else t.to_dtype(dtype_name)
 
 
+def rebuild_view(buf: np.ndarray, shape, stride, offset: int, dtype_name: str) -> Tensor:
+    """A pickled tensor: its reach of the buffer (a 1-D array) and its layout over it, validated
+    against the buffer like any ``as_strided``.  A buffer that arrived out of band (pickle
+    protocol 5) is shared as it is, read-only when its producer gave it read-only, as NumPy's
+    own arrays come back."""
+    if not isinstance(buf, np.ndarray) or buf.ndim != 1:
+        raise StridedError(f"rebuild_view: expected a 1-D buffer, got {type(buf).__name__}")
+    dtype = dt.as_dtype(dtype_name)
+    if dtype is dt.bf16 and buf.dtype == np.uint16:
+        buf = buf.view(dtype.np)  # bf16 travels as its bits (see _reduce)
+    if buf.dtype != dtype.np:
+        raise DTypeError(f"rebuild_view: the buffer holds {buf.dtype}, the layout is for {dtype}")
+    return as_strided(from_numpy(buf), shape, stride, offset)
+
+
+def pickled_parts(t: Tensor) -> tuple:
+    """(buffer, shape, stride, offset): the smaller of the view's reach of its buffer (with its
+    own strides: a broadcast keeps its stride-0 dims, a window view its overlap) and a compact
+    copy of its elements (a sparse view such as ``x[::100]`` does not carry the gaps)."""
+    lay = t.layout
+    if lay.numel == 0:
+        return np.empty(0, t.dtype.np), lay.shape, contiguous_strides(lay.shape), 0
+    lo, hi = lay.span()
+    if hi - lo <= lay.numel:
+        return t._storage.data[lo:hi], lay.shape, lay.stride, lay.offset - lo
+    return np.ascontiguousarray(t.numpy()).reshape(-1), lay.shape, contiguous_strides(lay.shape), 0
+
+
 def _reduce(self):
-    # Views pickle as a compact copy: the rest of the buffer is not theirs to carry.
-    return (rebuild, (np.ascontiguousarray(self.numpy()), self.dtype.name))
+    # A view pickles its reach and its layout, never the rest of the buffer, nor an expanded
+    # copy of a broadcast.  The buffer is a NumPy array, which pickles out of band under
+    # protocol 5 when the pickler takes a buffer_callback.
+    buf, shape, stride, offset = pickled_parts(self)
+    if self.dtype is dt.bf16:
+        # NumPy sends ml_dtypes' bf16 arrays in band whatever the protocol; their bits go out of band.
+        buf = buf.view(np.uint16)
+    return (rebuild_view, (buf, shape, stride, offset, self.dtype.name))
 
 
 def _deepcopy(self, memo):
-    return rebuild(np.ascontiguousarray(self.numpy()).copy(), self.dtype.name)
+    buf, shape, stride, offset = pickled_parts(self)
+    return rebuild_view(buf.copy(), shape, stride, offset, self.dtype.name)
 
 
 Tensor.__reduce__ = _reduce

@@ -40,6 +40,14 @@ class DType:
         """The NumPy dtype: ``np.dtype(strided.f32)`` reads this attribute (bf16 is ml_dtypes')."""
         return self.np
 
+    def __getattr__(self, attr):
+        # Called only for names a DType lacks: NumPy's dtype attributes (``type``, ``char``,
+        # ``str``, ``byteorder``, ...) answer from the NumPy dtype, so code written for
+        # ndarray chunks (Dask's) can read a tensor's dtype as it reads an array's.
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.np, attr)
+
     def __repr__(self):
         return f"strided.{self.name}"
 

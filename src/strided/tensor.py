@@ -13,13 +13,16 @@ installed by           methods
                        ``clone``, ``to_dtype``/``astype``) and writes
                        (``copy_``, ``fill_``, ``zero_``, ``__setitem__``, the
                        in-place operators), sliding windows (``unfold``)
-``strided.creation``   ``__reduce__``, ``__deepcopy__`` (a compact copy)
+``strided.creation``   ``__reduce__``, ``__deepcopy__`` (the view's reach and layout)
 ``strided.interop``    ``__array_interface__``, ``__dlpack__``,
                        ``__dlpack_device__``
 ``strided.printing``   ``__repr__``, ``describe`` (through ``strided``)
 ``strided.array_api``  the Array API's ``size``, ``mT``, ``to_device``,
                        ``__index__``, ``__complex__``, ``__pos__``
                        (``__array_namespace__`` through ``strided``)
+``strided.numpy_api``  ``__array_ufunc__``, ``__array_function__``,
+                       ``__array_priority__`` (NEP 13 / NEP 18);
+                       ``__dask_tokenize__`` comes from ``strided.dask_chunks``
 ``strided.autograd``   ``backward``
 =====================  =====================================================
 

@@ -125,14 +125,21 @@ def _method(spec):
     if spec.family == "reduce":
         name = spec.name
 
-        def method(self, dim=None, keepdim: bool = False):
+        def method(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
+            # NumPy's spelling too (``x.sum(axis=0, keepdims=True, dtype=...)``), which code
+            # written for ndarray chunks calls (Dask's aggregations).
+            if axis is not None or keepdims is not None or dtype is not None:
+                return reduce(name, self if dtype is None else to_dtype(self, dtype),
+                              dim if axis is None else axis, bool(keepdim or keepdims))
             return reduce(name, self, dim, keepdim)
 
         return method, None
     if spec.family == "arg_reduce":
         name = spec.name
 
-        def method(self, dim=None, keepdim: bool = False):
+        def method(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+            if axis is not None or keepdims is not None:
+                return arg_reduce(name, self, dim if axis is None else axis, bool(keepdim or keepdims))
             return arg_reduce(name, self, dim, keepdim)
 
         return method, None

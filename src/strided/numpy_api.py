@@ -1,0 +1,414 @@
+"""NumPy's ufuncs and functions on Tensors (NEP 13 ``__array_ufunc__``, NEP 18
+``__array_function__``): they return Tensors that strided computed.
+
+``np.add(t, 1)``, ``np.sum(t, axis=0)``, ``np.concatenate([t, u])`` run the namespace's
+functions (``strided.array_api``, ``strided.linalg``), translated from NumPy's signatures.
+A NumPy function or ufunc method strided does not implement raises a TypeError that names
+it, rather than handing back an ndarray the caller did not ask for; so do NumPy keywords
+strided cannot honour (``where=``, ``initial=``, ``order='F'``, ...).  The zero-copy ways
+out to NumPy stay: ``np.asarray(t)``, ``t.numpy()``, ``__array_interface__`` and DLPack.
+
+Operands: NumPy arrays among the inputs are viewed as tensors (no copy); NumPy scalars
+become rank-0 tensors of their dtype (so ``np.float64(2) * f32_tensor`` is f64, as in
+NumPy 2); Python scalars stay weak (they only widen the kind).  ``out=`` may be a tensor
+or an ndarray: the result is written into it (converted to its dtype).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from . import array_api as xp
+from . import dtype as dt
+from .creation import empty, ones, zeros
+from .ops import index_select, unary
+from .tensor import Tensor
+
+__all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
+
+
+def _linalg():
+    # strided.linalg loads BLAS: only when a product is asked for.
+    return importlib.import_module("strided.linalg")
+
+
+def _operand(x):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        return xp.asarray(x)
+    if isinstance(x, np.generic):
+        return xp.asarray(np.asarray(x))
+    if isinstance(x, (list, tuple)):
+        return xp.asarray(x)
+    return x  # a Python scalar
+
+
+def _not_implemented(what: str, why: str = "") -> TypeError:
+    return TypeError(f"strided: numpy.{what} is not implemented for strided.Tensor{why} "
+                     "(np.asarray(t) gives a zero-copy ndarray to call NumPy on)")
+
+
+def _matmul(a, b):
+    return _linalg().matmul(a, b, promote=True)
+
+
+def _reciprocal(x):
+    return unary("recip", x)
+
+
+# ufunc name -> the namespace function that computes it
+UFUNCS = {
+    "add": xp.add, "subtract": xp.subtract, "multiply": xp.multiply, "divide": xp.divide, "power": xp.pow,
+    "maximum": xp.maximum, "minimum": xp.minimum, "equal": xp.equal, "not_equal": xp.not_equal, "less": xp.less,
+    "less_equal": xp.less_equal, "greater": xp.greater, "greater_equal": xp.greater_equal,
+    "logical_and": xp.logical_and, "logical_or": xp.logical_or, "logical_xor": xp.logical_xor,
+    "logical_not": xp.logical_not, "negative": xp.negative, "positive": xp.positive, "absolute": xp.abs,
+    "square": xp.square, "sqrt": xp.sqrt, "exp": xp.exp, "log": xp.log, "sin": xp.sin, "cos": xp.cos,
+    "tanh": xp.tanh, "sign": xp.sign, "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite,
+    "reciprocal": _reciprocal, "matmul": _matmul,
+}
+
+# ufunc.reduce -> the reduction
+_REDUCTIONS = {"add": xp.sum, "multiply": xp.prod, "maximum": xp.max, "minimum": xp.min,
+               "logical_and": xp.all, "logical_or": xp.any}
+
+
+def _write_out(out, result):
+    if out is None:
+        return result
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise _not_implemented("ufunc", f" with {len(out)} outputs")
+        out = out[0]
+    if isinstance(out, Tensor):
+        out.copy_(result)
+    elif isinstance(out, np.ndarray):
+        np.copyto(out, result.numpy(), casting="unsafe")
+    else:
+        raise TypeError(f"strided: out= must be a strided.Tensor or a numpy.ndarray, got {type(out).__name__}")
+    return out
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    name = ufunc.__name__
+    out = kwargs.pop("out", None)
+    dtype = kwargs.pop("dtype", None)
+    if method == "__call__":
+        fn = UFUNCS.get(name)
+        if fn is None:
+            raise _not_implemented(name)
+        if kwargs:
+            raise _not_implemented(name, f" with {', '.join(sorted(kwargs))}=")
+        result = fn(*[_operand(x) for x in inputs])
+        if dtype is not None:
+            result = xp.astype(result, dt.as_dtype(dtype), copy=False)
+        return _write_out(out, result)
+    if method == "reduce" and name in _REDUCTIONS:
+        axis = kwargs.pop("axis", 0)
+        keepdims = kwargs.pop("keepdims", False)
+        if kwargs:
+            raise _not_implemented(f"{name}.reduce", f" with {', '.join(sorted(kwargs))}=")
+        (x,) = inputs
+        x = _operand(x)
+        if dtype is not None:
+            x = xp.astype(x, dt.as_dtype(dtype), copy=False)
+        return _write_out(out, _REDUCTIONS[name](x, axis=axis, keepdims=keepdims))
+    raise _not_implemented(f"{name}.{method}" if method != "__call__" else name)
+
+
+# ---------------------------------------------------------------------------
+# NumPy functions, in NumPy's signatures
+
+_NO = object()  # "not passed", for NumPy keywords strided does not take
+
+
+def _refuse(name: str, **given):
+    """TypeError for NumPy keywords passed with a value strided does not honour."""
+    bad = [k for k, v in given.items() if v is not _NO and v is not None and v is not False]
+    if bad:
+        raise _not_implemented(name, f" with {', '.join(bad)}=")
+
+
+def _float_for_stats(x: Tensor) -> Tensor:
+    # NumPy's mean/var/std of integers compute in f64.
+    return x if x.dtype.is_float else xp.astype(x, dt.f64)
+
+
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
+    _refuse("sum", initial=initial, where=where)
+    return _write_out(out, xp.sum(_operand(a), axis=axis, dtype=dtype, keepdims=keepdims))
+
+
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
+    _refuse("prod", initial=initial, where=where)
+    return _write_out(out, xp.prod(_operand(a), axis=axis, dtype=dtype, keepdims=keepdims))
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
+    _refuse("mean", where=where)
+    x = _operand(a)
+    x = xp.astype(x, dtype, copy=False) if dtype is not None else _float_for_stats(x)
+    return _write_out(out, xp.mean(x, axis=axis, keepdims=keepdims))
+
+
+def _stat(name):
+    def fn(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO, mean=_NO, correction=_NO):
+        _refuse(name, where=where, mean=mean)
+        x = _operand(a)
+        x = xp.astype(x, dtype, copy=False) if dtype is not None else _float_for_stats(x)
+        c = ddof if correction is _NO else correction
+        return _write_out(out, getattr(xp, name)(x, axis=axis, correction=c, keepdims=keepdims))
+
+    return fn
+
+
+def _extreme(name):
+    def fn(a, axis=None, out=None, keepdims=False, initial=_NO, where=_NO):
+        _refuse(name, initial=initial, where=where)
+        return _write_out(out, getattr(xp, name)(_operand(a), axis=axis, keepdims=keepdims))
+
+    return fn
+
+
+def _arg(name):
+    def fn(a, axis=None, out=None, *, keepdims=False):
+        return _write_out(out, getattr(xp, name)(_operand(a), axis=axis, keepdims=keepdims))
+
+    return fn
+
+
+def _truth(name):
+    def fn(a, axis=None, out=None, keepdims=False, *, where=_NO):
+        _refuse(name, where=where)
+        return _write_out(out, getattr(xp, name)(_operand(a), axis=axis, keepdims=keepdims))
+
+    return fn
+
+
+def _arrays(seq):
+    return [_operand(x) for x in seq]
+
+
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting=_NO):
+    _refuse("concatenate", casting=casting)
+    res = xp.concat(_arrays(arrays), axis=axis)
+    return _write_out(out, res if dtype is None else xp.astype(res, dtype, copy=False))
+
+
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting=_NO):
+    _refuse("stack", casting=casting)
+    res = xp.stack(_arrays(arrays), axis=axis)
+    return _write_out(out, res if dtype is None else xp.astype(res, dtype, copy=False))
+
+
+def _transpose(a, axes=None):
+    x = _operand(a)
+    return xp.permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else axes)
+
+
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise _not_implemented("reshape", f" with order={order!r}")
+    return xp.reshape(_operand(a), shape if shape is not None else newshape, copy=copy)
+
+
+def _where(condition, x=_NO, y=_NO):
+    if x is _NO or y is _NO:
+        raise _not_implemented("where", " with one argument (nonzero needs a kernel)")
+    c = _operand(condition)
+    if c.dtype is not dt.bool_:
+        c = xp.not_equal(c, 0)
+    return xp.where(c, _operand(x), _operand(y))
+
+
+def _clip(a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
+    if kw:
+        raise _not_implemented("clip", f" with {', '.join(sorted(kw))}=")
+    lo = a_min if a_min is not _NO else (None if min is _NO else min)
+    hi = a_max if a_max is not _NO else (None if max is _NO else max)
+    return _write_out(out, xp.clip(_operand(a), _operand(lo) if lo is not None else None,
+                                   _operand(hi) if hi is not None else None))
+
+
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    if mode != "raise":
+        raise _not_implemented("take", f" with mode={mode!r}")
+    x = _operand(a)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    d = axis % x.ndim if x.ndim else 0
+    idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"strided: numpy.take expects integer indices, got {idx.dtype}")
+    flat = index_select(x, idx.reshape(-1), d)
+    return _write_out(out, xp.reshape(flat, x.shape[:d] + idx.shape + x.shape[d + 1:]))
+
+
+def _squeeze(a, axis=None):
+    x = _operand(a)
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    return xp.squeeze(x, axis)
+
+
+def _dot(a, b, out=None):
+    x, y = _operand(a), _operand(b)
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor) or x.ndim == 0 or y.ndim == 0:
+        return _write_out(out, xp.multiply(x, y))
+    if y.ndim > 2:  # NumPy's dot contracts with the second-to-last dim of b: tensordot
+        return _write_out(out, _linalg().tensordot(x, y, axes=([-1], [-2])))
+    return _write_out(out, _matmul(x, y))
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    x = _operand(a)
+    if order not in ("K", "C", "A"):
+        raise _not_implemented("full_like", f" with order={order!r}")
+    return xp.full(x.shape if shape is None else shape, fill_value, x.dtype if dtype is None else dtype)
+
+
+def _like_fn(name, fill):
+    def fn(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        if fill is not None:
+            return _full_like(a, fill, dtype, order, subok, shape)
+        if order not in ("K", "C", "A"):
+            raise _not_implemented(name, f" with order={order!r}")
+        x = _operand(a)
+        return empty(x.shape if shape is None else shape, x.dtype if dtype is None else dtype)
+
+    fn.__name__ = name
+    return fn
+
+
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # A Python bool: computed by NumPy on zero-copy views (it makes no array to return).
+    return bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _array_equal(a1, a2, equal_nan=False):
+    return bool(np.array_equal(np.asarray(a1), np.asarray(a2), equal_nan=equal_nan))
+
+
+def _copy(a, order="K", subok=False):
+    return xp.asarray(_operand(a), copy=True)
+
+
+def _size(a, axis=None):
+    x = _operand(a)
+    return x.size if axis is None else x.shape[axis]
+
+
+FUNCTIONS = {
+    np.sum: _sum, np.prod: _prod, np.mean: _mean, np.var: _stat("var"), np.std: _stat("std"),
+    np.max: _extreme("max"), np.min: _extreme("min"), np.amax: _extreme("max"), np.amin: _extreme("min"),
+    np.argmax: _arg("argmax"), np.argmin: _arg("argmin"), np.all: _truth("all"), np.any: _truth("any"),
+    np.concatenate: _concatenate, np.stack: _stack, np.transpose: _transpose, np.reshape: _reshape,
+    np.where: _where, np.clip: _clip, np.take: _take, np.squeeze: _squeeze,
+    np.expand_dims: lambda a, axis: xp.expand_dims(_operand(a), axis=axis),
+    np.broadcast_to: lambda array, shape, subok=False: xp.broadcast_to(_operand(array), shape),
+    np.broadcast_arrays: lambda *args, subok=False: xp.broadcast_arrays(*_arrays(args)),
+    np.moveaxis: lambda a, source, destination: xp.moveaxis(_operand(a), source, destination),
+    np.swapaxes: lambda a, axis1, axis2: _operand(a).transpose(axis1, axis2),
+    np.flip: lambda m, axis=None: xp.flip(_operand(m), axis=axis),
+    np.roll: lambda a, shift, axis=None: xp.roll(_operand(a), shift, axis=axis),
+    np.repeat: lambda a, repeats, axis=None: xp.repeat(_operand(a), repeats, axis=axis),
+    np.tile: lambda A, reps: xp.tile(_operand(A), reps if isinstance(reps, (tuple, list)) else (reps,)),
+    np.diff: lambda a, n=1, axis=-1, prepend=None, append=None: xp.diff(
+        _operand(a), n=n, axis=axis, prepend=None if prepend is None else _operand(prepend),
+        append=None if append is None else _operand(append)),
+    np.tril: lambda m, k=0: xp.tril(_operand(m), k=k), np.triu: lambda m, k=0: xp.triu(_operand(m), k=k),
+    np.count_nonzero: lambda a, axis=None, *, keepdims=False: xp.count_nonzero(_operand(a), axis=axis,
+                                                                                 keepdims=keepdims),
+    np.dot: _dot,
+    np.tensordot: lambda a, b, axes=2: _linalg().tensordot(_operand(a), _operand(b), axes=axes),
+    np.outer: lambda a, b, out=None: _write_out(out, _linalg().outer(xp.reshape(_operand(a), (-1,)),
+                                                                     xp.reshape(_operand(b), (-1,)))),
+    np.zeros_like: _like_fn("zeros_like", 0), np.ones_like: _like_fn("ones_like", 1),
+    np.empty_like: _like_fn("empty_like", None), np.full_like: _full_like,
+    np.copy: _copy, np.shape: lambda a: _operand(a).shape, np.ndim: lambda a: _operand(a).ndim, np.size: _size,
+    np.allclose: _allclose, np.array_equal: _array_equal,
+    np.linalg.inv: lambda a: _linalg().inv(_operand(a)),
+    np.linalg.det: lambda a: _linalg().det(_operand(a)),
+    np.linalg.cholesky: lambda a, /, *, upper=False: _linalg().cholesky(_operand(a), upper=upper),
+    np.linalg.solve: lambda a, b: _linalg().solve(_operand(a), _operand(b)),
+    np.linalg.eigh: lambda a, UPLO="L": _linalg().eigh(_operand(a)),
+    np.linalg.svd: lambda a, full_matrices=True, compute_uv=True, hermitian=False: (
+        _linalg().svd(_operand(a), full_matrices=full_matrices) if compute_uv else _linalg().svdvals(_operand(a))),
+    np.linalg.qr: lambda a, mode="reduced": _linalg().qr(_operand(a), mode=mode),
+}
+
+
+def _from_like(name):
+    """NumPy's creation functions called with ``like=tensor``: strided's own."""
+    def fn(*args, like=None, **kwargs):
+        order = kwargs.pop("order", None)
+        if order not in ("C", "K", "A", None):
+            raise _not_implemented(name, f" with order={order!r}")
+        if name in ("asarray", "asanyarray", "array"):
+            obj, *rest = args
+            dtype = rest[0] if rest else kwargs.pop("dtype", None)
+            copy = kwargs.pop("copy", None if name != "array" else True)
+            kwargs.pop("device", None), kwargs.pop("subok", None), kwargs.pop("ndmin", None)
+            return xp.asarray(obj, dtype=dtype, copy=copy)
+        shape, *rest = args
+        if name == "full":
+            value, *rest = rest
+            return xp.full(shape, value, dtype=rest[0] if rest else kwargs.get("dtype"))
+        dtype = rest[0] if rest else kwargs.get("dtype")
+        # NumPy's default dtype here is f64 (np.zeros(3, like=t) must match np.zeros(3)).
+        return {"empty": empty, "zeros": zeros, "ones": ones}[name](shape, dt.f64 if dtype is None else dtype)
+
+    fn.__name__ = name
+    return fn
+
+
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
+    _refuse("nansum", initial=initial, where=where)
+    x = _operand(a)
+    clean = xp.where(xp.isnan(x), xp.zeros((), x.dtype), x) if x.dtype.is_float else x
+    return _write_out(out, xp.sum(clean, axis=axis, dtype=dtype, keepdims=keepdims))
+
+
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
+    _refuse("nanmean", where=where)
+    x = _float_for_stats(_operand(a))
+    total = _nansum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    count = xp.sum(xp.logical_not(xp.isnan(x)), axis=axis, keepdims=keepdims)
+    return _write_out(out, xp.divide(total, count))
+
+
+FUNCTIONS.update({
+    np.asarray: _from_like("asarray"), np.asanyarray: _from_like("asanyarray"), np.array: _from_like("array"),
+    np.empty: _from_like("empty"), np.zeros: _from_like("zeros"), np.ones: _from_like("ones"),
+    np.full: _from_like("full"), np.nansum: _nansum, np.nanmean: _nanmean,
+})
+
+
+def implemented() -> list[str]:
+    """The NumPy functions ``__array_function__`` computes with strided (for docs and tests)."""
+    return sorted(f"{getattr(f, '__module__', 'numpy')}.{f.__name__}" for f in FUNCTIONS)
+
+
+def array_function(self, func, types, args, kwargs):
+    if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+        return NotImplemented  # another array type: let it (or NumPy) decide
+    fn = FUNCTIONS.get(func)
+    if fn is None:
+        raise _not_implemented(getattr(func, "__name__", str(func)))
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as e:
+        if "strided:" in str(e):
+            raise
+        # NumPy keywords outside what the translation takes: name the function, not a lambda.
+        raise TypeError(f"strided: numpy.{func.__name__} does not take these arguments here: {e}") from None
+
+
+Tensor.__array_ufunc__ = array_ufunc
+# Above ndarray's 0 (a tensor among arrays decides the result type where priority is asked,
+# as in Dask's choice of a chunk type), below Dask's own 11.
+Tensor.__array_priority__ = 1.0
+Tensor.__array_function__ = array_function
