@@ -55,6 +55,42 @@ def default_num_threads() -> int:
     return max(1, n)
 
 
+def physical_cores() -> int | None:
+    """Distinct (package, core) pairs of /proc/cpuinfo: what a library sizing its pool by
+    physical cores (candle's num_cpus::get_physical) sees; None where cpuinfo says nothing."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return None
+    cores, package = set(), "0"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "physical id":
+            package = value.strip()
+        elif key == "core id":
+            cores.add((package, value.strip()))
+    return len(cores) or None
+
+
+def cpu_report() -> dict:
+    """What the default thread count was read from: affinity, cgroup quota, the machine's cores."""
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    return {
+        "threads": _num_threads,
+        "default": _max_threads,
+        "env": os.environ.get(_ENV),
+        "affinity": affinity,
+        "cgroup_quota": _cgroup_quota(),
+        "logical_cpus": os.cpu_count(),
+        "physical_cores": physical_cores(),
+    }
+
+
 def _from_env() -> int | None:
     raw = os.environ.get(_ENV)
     if not raw:

@@ -1,10 +1,18 @@
 """``python -m strided tour``: the seed experiments, reproduced live from the library.
 
 Each section prints what the library computes now, never stored text, with a
-one-line note on what to look at.
+one-line note on what to look at.  Every seed has its sections: 000 (candle's
+layouts, blocks, matmul layouts), 001 (ravel and unravel), 002 (CuTe layouts,
+figure 7), 003 (CANN's views), 004 (views, copies, the graph, threads).  On a
+first run the kernels compile (numba caches them for later runs): the tour
+says so and times each section.
 """
 
 from __future__ import annotations
+
+import glob
+import os
+import time
 
 from .layout import Layout
 from .printing import format_blocks, format_list
@@ -52,6 +60,73 @@ def tour_layouts() -> None:
     section("seed 000: the (4,1).t() puzzle", "size-1 dims never affect addressing, so contiguity ignores them.")
     odd = Layout.contiguous((4, 1)).transpose(0, 1)
     print(f"(4,1).t(): dims={format_list(odd.shape)} stride={format_list(odd.stride)} contiguous={str(odd.is_contiguous()).lower()}")
+
+
+def tour_ravel() -> None:
+    from . import cute
+
+    section(
+        "seed 001: ravel and unravel on a [2,2,2] tensor",
+        "row-major (last index fastest) is what tensors use; column-major is CuTe's default order.",
+    )
+    row = Layout.contiguous((2, 2, 2))
+    for i in range(8):
+        r = row.unravel(i)
+        c = cute.idx2crd(i, (2, 2, 2))
+        print(f"{i} -> row-major {list(r)} (ravel back: {row.offset_of(r)})   column-major {list(c)}")
+    import strided as sd
+
+    t = sd.arange(6, dtype=sd.f32).reshape(2, 3)
+    print(f"t = arange(6) as [2,3]: t[1, 2] = {t[1, 2].item():g}, ravel_index([1,2]) = 1*3 + 2 = "
+          f"{Layout.contiguous((2, 3)).offset_of((1, 2))}, strides {list(t.stride)}")
+
+
+def tour_cute() -> None:
+    from . import cute
+
+    section(
+        "seed 002: one-dimensional CuTe layouts (figures 1-4)",
+        "size counts the domain, cosize the span of the codomain (8:-1 reaches 8 elements, backwards).",
+    )
+    for stride in (1, 2, 0, -1):
+        L = cute.Layout(8, stride)
+        print(f"{str(L):>5}: offsets {[L(i) for i in range(8)]}  size {L.size} cosize {L.cosize}")
+
+    section("seed 002: (3,4) column-major and row-major (figures 5, 6)", "the same shape, two strides.")
+    for L in (cute.Layout((3, 4), (1, 3)), cute.Layout((3, 4), (4, 1))):
+        print(cute.format_layout(L), end="")
+
+    section(
+        "seed 002: figure 7, hierarchical layouts",
+        "(c) rows of 4 with columns split 2x4; (d) 2x2 blocks in a 2x4 grid of blocks.",
+    )
+    for L in (cute.Layout((4, (2, 4)), (2, (1, 8))), cute.Layout(((2, 2), (2, 4)), ((1, 4), (2, 8)))):
+        print(cute.format_layout(L), end="")
+    c = cute.Layout((4, (2, 4)), (2, (1, 8)))
+    print(f"(c) at coordinate (1,(1,2)): {c((1, (1, 2)))}; at 1-D index 21: {c(21)}")
+
+    section(
+        "seed 002: static and dynamic ints",
+        "make_shape(Int<2>{}, Int<3>{}) is known at compile time (printed _2), make_shape(2, 3) at run time.",
+    )
+    print(f"static:  {cute.Layout(cute.static((2, 3)))}   nested {cute.Layout(cute.static(((2, 3), 3)))}")
+    print(f"dynamic: {cute.Layout((2, 3))}   nested {cute.Layout(((2, 3), 3))}")
+    print(f"the same function either way: {str(cute.Layout(cute.static((2, 3))) == cute.Layout((2, 3))).lower()}")
+
+    section(
+        "beyond the seeds: a 32x32 f32 shared-memory tile read by columns",
+        "one warp, thread i reads row i: shared-memory wavefronts (1 is conflict-free) and 32-byte sectors.",
+    )
+    tile = cute.Layout((32, 32), (32, 1))
+    for name, L in (
+        ("row-major (32,32):(32,1)", tile),
+        ("padded (32,32):(33,1)", cute.Layout((32, 32), (33, 1))),
+        ("swizzled Sw<5,0,5> o (32,32):(32,1)", cute.composition(cute.Swizzle(5, 0, 5), tile)),
+    ):
+        col = L(None, 0)
+        sectors = cute.global_sectors(col)
+        print(f"{name:>36}: {cute.bank_conflicts(col):>2} wavefronts; as global memory "
+              f"{sectors.touched} sectors, {sectors.minimum} at least")
 
 
 def tour_rank_limit() -> None:
@@ -187,11 +262,49 @@ def tour_graph() -> None:
     print(f"gradient of z for w: {z.backward()[w].tolist()}  (2 * w * x^2)")
 
 
-SECTIONS = [tour_layouts, tour_rank_limit, tour_matmul, tour_cann, tour_views_and_copies, tour_graph]
+def tour_threads() -> None:
+    from . import threads
+
+    section(
+        "seed 004: threads",
+        "strided sizes its pool by what the process may run on; candle takes every physical core.",
+    )
+    r = threads.cpu_report()
+    quota = r["cgroup_quota"]
+    print(f"threads used here: {r['threads']}" + (f" (STRIDED_NUM_THREADS={r['env']})" if r["env"] else ""))
+    print(f"read from: CPU affinity {r['affinity']} CPUs, cgroup quota "
+          f"{'none' if quota is None else f'{quota:g} CPUs'} -> default {r['default']}")
+    physical = r["physical_cores"]
+    if physical is not None:
+        print(f"a library taking all physical cores (candle's num_cpus::get_physical) would start {physical} "
+              f"threads here" + (f", {physical / r['default']:.1f}x what may run at once" if physical > r["default"] else ""))
+    print(f"logical CPUs the machine reports (what NumPy's OpenBLAS and numba see): {r['logical_cpus']}")
+
+
+SECTIONS = [tour_layouts, tour_rank_limit, tour_matmul, tour_ravel, tour_cute, tour_cann, tour_views_and_copies,
+            tour_graph, tour_threads]
+
+
+def kernels_cached() -> bool:
+    """Whether numba's cache already holds strided's kernels (so nothing compiles this run)."""
+    from . import kernels
+
+    if os.environ.get("NUMBA_CACHE_DIR"):  # numba then caches there and only there
+        pattern = os.path.join(os.environ["NUMBA_CACHE_DIR"], "kernels_*", "elementwise.*.nbi")
+    else:
+        pattern = os.path.join(os.path.dirname(kernels.__file__), "__pycache__", "elementwise.*.nbi")
+    return bool(glob.glob(pattern))
 
 
 def main() -> int:
     print("strided tour: the seed experiments, computed live")
-    for run in SECTIONS:
+    cold = not kernels_cached()
+    if cold:
+        print("first run: numba compiles strided's kernels once, as sections first use them, and caches "
+              "them for later runs (see README for how long this takes); each section's time is shown.")
+    for i, run in enumerate(SECTIONS, 1):
+        start = time.perf_counter()
         run()
+        if cold:
+            print(f"   [{i}/{len(SECTIONS)} done in {time.perf_counter() - start:.1f} s]", flush=True)
     return 0
