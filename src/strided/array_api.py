@@ -497,6 +497,19 @@ def tile(x, repetitions, /) -> Tensor:
     return copy_tensor(big).reshape(tuple(r * n for r, n in zip(reps, x.shape)))
 
 
+def take(x, indices, /, *, axis=None) -> Tensor:
+    """The slices of ``x`` at the 1-D integer ``indices`` along ``axis`` (the gather kernel's
+    ``index_select``); ``axis`` may be left out only for a 1-D ``x``."""
+    x = expect_tensor("take", x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ShapeError(f"take: axis is required for a tensor of rank {x.ndim}")
+        axis = 0
+    if isinstance(indices, Tensor) and indices.ndim != 1:
+        raise ShapeError(f"take: expected 1-D indices, got shape {indices.shape}")
+    return index_select(x, indices, norm_dim("take", axis, x.ndim))
+
+
 # ---------------------------------------------------------------------------
 # elementwise functions that are ops of the registry (or compositions of them)
 

@@ -270,6 +270,21 @@ def test_views_and_joins_against_numpy(tx, data):
     same(sd.squeeze(t, axis=ones), np.squeeze(a, ones))
 
 
+@given(tensors(min_rank=1), st.data())
+def test_take_against_strict(tx, data):
+    t, a = tx
+    d = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    n = a.shape[d]
+    idx = data.draw(st.lists(st.integers(-n, n - 1), max_size=5) if n else st.just([]), label="indices")
+    i = np.array(idx, dtype=np.int64)
+    same(sd.take(t, sd.asarray(i), axis=d), np.asarray(xps.take(strict(a), xps.asarray(i), axis=d)))
+    if a.ndim == 1:
+        same(sd.take(t, sd.asarray(i)), np.take(a, i))
+    else:
+        with pytest.raises(sd.ShapeError, match="take"):
+            sd.take(t, sd.asarray(i))
+
+
 def test_reshape_copy_false_refuses_a_copy():
     t = sd.asarray(np.arange(6.0).reshape(2, 3)).mT
     with pytest.raises(sd.StridedError, match="copy=False"):
