@@ -29,7 +29,15 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--colour", choices=("offset", "bank"), default=None,
                       help="colour cells by offset or by shared-memory bank (default: bank for swizzled layouts)")
     show.add_argument("--element-bytes", type=int, default=4, metavar="B", help="element size for banks (default 4)")
+    check = sub.add_parser("check", help="what candle, NumPy, PyTorch, CuTe and strided do with a layout")
+    check.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
+    check.add_argument("--op", help="contiguous | reshape(3,8) | matmul | as_strided(100) | elementwise(<layout>)")
+    check.add_argument("--json", action="store_true", help="print one JSON object with a key per library")
     args = parser.parse_args(argv)
+    if args.command == "check":
+        from .check import main as check_main
+
+        return check_main(args.layout, args.op, args.json)
     if args.command == "show":
         return _show(args)
     if args.command == "tour":
