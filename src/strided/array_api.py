@@ -25,10 +25,11 @@ import numpy as np
 
 from . import dtype as dt
 from .creation import (
-    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, ones, ones_like, shape_arg,
+    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, shape_arg,
     tensor, zeros, zeros_like,
 )
 from .dtype import DType
+from .storage import check_size
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
 from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
@@ -70,6 +71,8 @@ def isdtype(dtype, kind) -> bool:
         return builtins.any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, DType):
         return dtype is kind
+    if not isinstance(kind, str):
+        raise DTypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {kind!r}")
     tests = {
         "bool": dtype.kind == "b",
         "signed integer": dtype.kind == "i",
@@ -255,7 +258,7 @@ def _holds_tensors(seq) -> bool:
 def eye(n_rows, n_cols=None, /, *, k: int = 0, dtype=None, device=None) -> Tensor:
     check_device("eye", device)
     n, m = shape_arg("eye", (n_rows, n_rows if n_cols is None else n_cols))
-    k = as_int_tuple("eye", "k", k)[0]
+    k = int_arg("eye", "k", k)
     d = float_dtype(dtype)
     out = zeros((n, m), d)
     # The diagonal is a view of the buffer: start at column k (or row -k), step m + 1.
@@ -271,12 +274,17 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
     for v in (start, stop):
         if isinstance(v, (complex, np.complexfloating)) or not isinstance(v, (numbers.Real, np.generic)):
             raise StridedError(f"linspace: expected real start and stop, got {start!r} and {stop!r}")
-    (num,) = shape_arg("linspace", (num,))
+    (num,) = shape_arg("linspace", (int_arg("linspace", "num", num),))
     d = float_dtype(dtype)
     if not d.is_float:
         raise DTypeError(f"linspace: expected a floating-point dtype, got {d}")
+    check_size("linspace", num, np.float64)
+    try:
+        start, stop = float(start), float(stop)
+    except OverflowError:
+        raise StridedError(f"linspace: start {start!r} or stop {stop!r} is beyond any float") from None
     # Computed in f64 and rounded once, so f32 endpoints are the nearest f32 to start and stop.
-    return from_numpy(np.linspace(float(start), float(stop), num, endpoint=bool(endpoint)).astype(d.np))
+    return from_numpy(np.linspace(start, stop, num, endpoint=bool(endpoint)).astype(d.np))
 
 
 def meshgrid(*arrays, indexing: str = "xy") -> list:
@@ -307,7 +315,7 @@ def _triangle(op: str, x, k, upper: bool) -> Tensor:
     x = expect_tensor(op, x)
     if x.ndim < 2:
         raise ShapeError(f"{op}: expected a tensor with at least 2 dims, got shape {x.shape}")
-    k = as_int_tuple(op, "k", k)[0]
+    k = int_arg(op, "k", k)
     n, m = x.shape[-2:]
     rows = np.arange(n)[:, None]
     cols = np.arange(m)[None, :]
@@ -405,7 +413,7 @@ def flip(x, /, *, axis=None) -> Tensor:
 
 
 def permute_dims(x, /, axes) -> Tensor:
-    return expect_tensor("permute_dims", x).permute(tuple(axes))
+    return expect_tensor("permute_dims", x).permute(as_int_tuple("permute_dims", "axes", axes))
 
 
 def moveaxis(x, source, destination, /) -> Tensor:
@@ -475,11 +483,16 @@ def repeat(x, repeats, /, *, axis=None) -> Tensor:
             raise DTypeError(f"repeat: expected integer repeats, got {repeats.dtype}")
         reps = repeats.numpy().astype(np.int64)
     else:
-        reps = np.asarray(as_int_tuple("repeat", "repeats", repeats), dtype=np.int64)
+        counts = as_int_tuple("repeat", "repeats", repeats)
+        if builtins.any(c >= 2**62 for c in counts):
+            raise StridedError(f"repeat: repeat counts {counts} are beyond any buffer")
+        reps = np.asarray(counts, dtype=np.int64)
     if reps.ndim > 1 or reps.size not in (1, n):
         raise ShapeError(f"repeat: expected one repeat count or {n} of them, got {reps.size}")
     if (reps < 0).any():
         raise ShapeError(f"repeat: repeat counts must be >= 0, got {reps.tolist()}")
+    check_size("repeat", int(reps.sum()) * (n if reps.size == 1 else 1) * (x.numel // n if n else 0),
+               x.dtype.np)
     return index_select(x, np.repeat(np.arange(n), reps), d)
 
 
@@ -716,7 +729,7 @@ def any(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
 def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
     x = expect_tensor("diff", x)
     d = norm_dim("diff", axis, x.ndim)
-    (n,) = as_int_tuple("diff", "n", n)
+    n = int_arg("diff", "n", n)
     if n < 0:
         raise ShapeError(f"diff: n must be >= 0, got {n}")
     parts = [p for p in (prepend, x, append) if p is not None]
@@ -818,8 +831,8 @@ Tensor.__pos__ = _pos
 
 __all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
     "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError", "ShapeError", "StridedError",
-    "StridedIndexError", "Tensor", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
+    "StridedIndexError", "Tensor", "check_size", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
     "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
-    "check_device", "expect_tensor", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
+    "check_device", "expect_tensor", "int_arg", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
     "full", "ones", "zeros",
 )]

@@ -8,6 +8,7 @@ strides.
 from __future__ import annotations
 
 import numbers
+import operator
 from math import ceil, isfinite, prod
 
 import numpy as np
@@ -23,7 +24,7 @@ from .tensor import Tensor, as_strided, same_buffer
 __all__ = [
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
     "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "rebuild_view",
-    "pickled_parts", "expect_tensor",
+    "pickled_parts", "expect_tensor", "int_arg",
 ]
 
 
@@ -137,6 +138,16 @@ def check_device(op: str, device) -> None:
     else is refused by name rather than ignored."""
     if device is not None and not (isinstance(device, str) and device in DEVICES):
         raise StridedError(f"{op}: unknown device {device!r} (expected None or one of {', '.join(map(repr, DEVICES))})")
+
+
+def int_arg(op: str, what: str, value) -> int:
+    """One integer argument (``k``, ``n``, ``offset``, ...): not a sequence, not a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise StridedError(f"{op}: expected an integer {what}, got {value!r}")
 
 
 def shape_arg(op: str, shape) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtype as dt
-from .creation import empty, expect_tensor, from_numpy
+from .creation import empty, expect_tensor, from_numpy, int_arg
 from .errors import DTypeError, ShapeError, StridedError
 from .layout.layout import as_int_tuple, norm_dim
 from .tensor import Tensor, as_strided
@@ -100,7 +100,7 @@ def diagonal(x, /, *, offset: int = 0) -> Tensor:
     x = expect_tensor("diagonal", x)
     if x.ndim < 2:
         raise ShapeError(f"diagonal: expected at least 2 dims, got shape {x.shape}")
-    (k,) = as_int_tuple("diagonal", "offset", offset)
+    k = int_arg("diagonal", "offset", offset)
     n, m = x.shape[-2:]
     sn, sm = x.stride[-2:]
     count = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
@@ -238,13 +238,33 @@ def inv(x, /) -> Tensor:
     return _out(x, _lapack("inv", np.linalg.inv, _lapack_in(x)))
 
 
+def _rtol(op: str, rtol, x: Tensor, a: np.ndarray):
+    """A relative tolerance: None (the standard's default), a real number, or a float tensor
+    that broadcasts against the stack of matrices."""
+    if rtol is None:
+        return max(a.shape[-2:]) * np.finfo(a.dtype).eps
+    if isinstance(rtol, Tensor):
+        if not rtol.dtype.is_float:
+            raise DTypeError(f"{op}: expected a floating-point rtol, got {rtol.dtype}")
+        try:
+            fits = np.broadcast_shapes(rtol.shape, x.shape[:-2]) == x.shape[:-2]
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ShapeError(f"{op}: rtol of shape {rtol.shape} does not broadcast against the stack {x.shape[:-2]}") from None
+        return rtol.numpy()[..., None]
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.integer, np.floating)):
+        raise StridedError(f"{op}: expected a real rtol, got {rtol!r}")
+    try:
+        return float(rtol)
+    except OverflowError:
+        raise StridedError(f"{op}: rtol {rtol!r} is beyond any float") from None
+
+
 def pinv(x, /, *, rtol=None) -> Tensor:
     x = _matrices("pinv", x, square=False)
     a = _lapack_in(x)
-    if rtol is None:
-        rtol = max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    elif isinstance(rtol, Tensor):
-        rtol = rtol.numpy()[..., None]
+    rtol = _rtol("pinv", rtol, x, a)
     return _out(x, _lapack("pinv", lambda m: np.linalg.pinv(m, rtol=rtol), a))
 
 
@@ -290,11 +310,9 @@ def svdvals(x, /) -> Tensor:
 
 def matrix_rank(x, /, *, rtol=None) -> Tensor:
     x = _matrices("matrix_rank", x, square=False)
-    s = _lapack("matrix_rank", lambda m: np.linalg.svd(m, compute_uv=False), _lapack_in(x))
-    if rtol is None:
-        rtol = max(x.shape[-2:]) * np.finfo(s.dtype).eps
-    elif isinstance(rtol, Tensor):
-        rtol = rtol.numpy()[..., None]
+    a = _lapack_in(x)
+    rtol = _rtol("matrix_rank", rtol, x, a)
+    s = _lapack("matrix_rank", lambda m: np.linalg.svd(m, compute_uv=False), a)
     tol = s.max(axis=-1, keepdims=True, initial=0.0) * rtol
     return from_numpy(np.asarray((s > tol).sum(axis=-1).astype(np.int64), order="C"))
 
@@ -303,7 +321,7 @@ def matrix_power(x, n, /) -> Tensor:
     x = expect_tensor("matrix_power", x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"matrix_power: expected square matrices, got shape {x.shape}")
-    (n,) = as_int_tuple("matrix_power", "n", n)
+    n = int_arg("matrix_power", "n", n)
     if n < 0:
         x, n = inv(x), -n
     result = None
@@ -344,8 +362,14 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     # NumPy's norm takes one or two axes: move them together and flatten them into one.
     rest = [d for d in range(a.ndim) if d not in dims]
     moved = np.transpose(a, rest + list(dims)).reshape([a.shape[d] for d in rest] + [-1])
-    if ord not in (np.inf, -np.inf) and not isinstance(ord, (int, float)):
-        raise StridedError(f"vector_norm: unknown ord {ord!r}")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        raise StridedError(f"vector_norm: expected a real ord, got {ord!r}")
+    try:
+        ord = float(ord)
+    except OverflowError:
+        raise StridedError(f"vector_norm: ord {ord!r} is beyond any float") from None
+    if ord != ord:
+        raise StridedError("vector_norm: ord must not be NaN")
     with np.errstate(all="ignore"):
         if moved.shape[-1] == 0:
             out = np.zeros(moved.shape[:-1], a.dtype) if ord != -np.inf else np.full(moved.shape[:-1], np.inf, a.dtype)
