@@ -574,6 +574,31 @@ sign = _unary_fn("sign", "sign")
 logical_not = _unary_fn("logical_not", "not")
 
 
+reciprocal = _unary_fn("reciprocal", "recip")
+
+
+def conj(x, /) -> Tensor:
+    """The complex conjugate: a copy for the real dtypes strided holds."""
+    x = expect_tensor("conj", x)
+    if x.dtype is dt.bool_:
+        raise DTypeError("conj: expected a numeric tensor, got bool")
+    return copy_tensor(x)
+
+
+def real(x, /) -> Tensor:
+    x = expect_tensor("real", x)
+    if not x.dtype.is_float:
+        raise DTypeError(f"real: expected a floating-point tensor, got {x.dtype}")
+    return copy_tensor(x)
+
+
+def imag(x, /) -> Tensor:
+    x = expect_tensor("imag", x)
+    if not x.dtype.is_float:
+        raise DTypeError(f"imag: expected a floating-point tensor, got {x.dtype}")
+    return zeros(x.shape, x.dtype)
+
+
 def positive(x, /) -> Tensor:
     """``+x``: a copy (the standard gives a new array)."""
     x = expect_tensor("positive", x)

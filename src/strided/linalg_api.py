@@ -173,7 +173,9 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
         raise ShapeError(f"vecdot: axis {axis} is not a dim of both {x1.shape} and {x2.shape}")
     if x1.shape[d - n] != x2.shape[d - n]:
         raise ShapeError(f"vecdot: dim {axis} of {x1.shape} and of {x2.shape} differ")
-    return (x1 * x2).sum(d - n)
+    out = (x1 * x2).sum(d - n)
+    want = dt.promote(x1.dtype, x2.dtype)
+    return out if out.dtype is want else out.to_dtype(want)  # integer sums widen to i64; the standard keeps the operands' type
 
 
 def outer(x1, x2, /) -> Tensor:
@@ -265,6 +267,8 @@ def pinv(x, /, *, rtol=None) -> Tensor:
     x = _matrices("pinv", x, square=False)
     a = _lapack_in(x)
     rtol = _rtol("pinv", rtol, x, a)
+    if isinstance(rtol, np.ndarray):
+        rtol = rtol[..., 0]  # NumPy's pinv adds the singular-value axis itself
     return _out(x, _lapack("pinv", lambda m: np.linalg.pinv(m, rtol=rtol), a))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from . import array_api as xp
 from . import dtype as dt
 from .creation import empty, ones, zeros
-from .ops import index_select, unary
+from .ops import index_select
 from .tensor import Tensor
 
 __all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
@@ -55,10 +55,6 @@ def _matmul(a, b):
     return _linalg().matmul(a, b, promote=True)
 
 
-def _reciprocal(x):
-    return unary("recip", x)
-
-
 # ufunc name -> the namespace function that computes it
 UFUNCS = {
     "add": xp.add, "subtract": xp.subtract, "multiply": xp.multiply, "divide": xp.divide, "power": xp.pow,
@@ -68,7 +64,7 @@ UFUNCS = {
     "logical_not": xp.logical_not, "negative": xp.negative, "positive": xp.positive, "absolute": xp.abs,
     "square": xp.square, "sqrt": xp.sqrt, "exp": xp.exp, "log": xp.log, "sin": xp.sin, "cos": xp.cos,
     "tanh": xp.tanh, "sign": xp.sign, "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite,
-    "reciprocal": _reciprocal, "matmul": _matmul,
+    "reciprocal": xp.reciprocal, "matmul": _matmul, "conjugate": xp.conj,
 }
 
 # ufunc.reduce -> the reduction
@@ -330,6 +326,7 @@ FUNCTIONS = {
     np.empty_like: _like_fn("empty_like", None), np.full_like: _full_like,
     np.copy: _copy, np.shape: lambda a: _operand(a).shape, np.ndim: lambda a: _operand(a).ndim, np.size: _size,
     np.allclose: _allclose, np.array_equal: _array_equal,
+    np.real: lambda val: xp.real(_operand(val)), np.imag: lambda val: xp.imag(_operand(val)),
     np.linalg.inv: lambda a: _linalg().inv(_operand(a)),
     np.linalg.det: lambda a: _linalg().det(_operand(a)),
     np.linalg.cholesky: lambda a, /, *, upper=False: _linalg().cholesky(_operand(a), upper=upper),

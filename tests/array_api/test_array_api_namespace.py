@@ -352,6 +352,11 @@ def test_unary_and_classification_functions(tx):
         same(getattr(sd, name)(t), fn(a), rtol=2e-6, atol=1e-30)
     with np.errstate(all="ignore"):
         same(sd.sqrt(sd.abs(t)), np.sqrt(np.abs(a)), rtol=2e-6)
+        same(sd.reciprocal(t), np.reciprocal(a), rtol=2e-6)
+    same(sd.conj(t), a, rtol=0)
+    same(sd.real(t), a, rtol=0)
+    same(sd.imag(t), np.zeros_like(a), rtol=0)
+    assert not sd.same_buffer(sd.conj(t), t)
     special = sd.asarray(np.array([np.nan, np.inf, -np.inf, 0.0, -1.5], np.float32))
     same(sd.isnan(special), [True, False, False, False, False])
     same(sd.isinf(special), [False, True, True, False, False])
@@ -454,6 +459,8 @@ def test_products_against_numpy(tx, ty, tz):
     same(sd.tensordot(w, t, axes=([1, 2], [0, 1])), np.tensordot(c, a, axes=([1, 2], [0, 1])), rtol=1e-12, atol=1e-12)
     same(sd.tensordot(t, t, axes=0), np.tensordot(a, a, axes=0), rtol=1e-12)
     same(sd.vecdot(w, t), np.asarray(xps.vecdot(strict(c), strict(a))), rtol=1e-12, atol=1e-12)
+    ints = (np.abs(c) * 3).astype(np.uint8)
+    same(sd.vecdot(sd.asarray(ints), sd.asarray(ints)), np.asarray(xps.vecdot(strict(ints), strict(ints))))
     same(sd.linalg.vecdot(t, w, axis=1), np.sum(a * c, axis=1), rtol=1e-12, atol=1e-12)
     same(sd.matrix_transpose(w), np.swapaxes(c, -1, -2), rtol=0)
     same(sd.linalg.outer(t[0], u[:, 0]), np.outer(a[0], b[:, 0]), rtol=1e-12)
@@ -500,6 +507,12 @@ def test_decompositions_through_lapack_match_strict(dtype):
     u, sv, vh = sd.linalg.svd(sd.asarray(rect), full_matrices=False)
     np.testing.assert_allclose((u.numpy() * sv.numpy()) @ vh.numpy(), rect, rtol=tol, atol=tol)
     same(sd.linalg.pinv(sd.asarray(rect)), np.asarray(xps.linalg.pinv(strict(rect))), rtol=tol * 10, atol=tol * 10)
+    stack = rng.standard_normal((2, 4, 3)).astype(dtype)
+    rt = np.array([1e-3, 0.5], dtype)
+    same(sd.linalg.pinv(sd.asarray(stack), rtol=sd.asarray(rt)),
+         np.asarray(xps.linalg.pinv(strict(stack), rtol=strict(rt))), rtol=tol * 10, atol=tol * 10)
+    same(sd.linalg.matrix_rank(sd.asarray(stack), rtol=sd.asarray(rt)),
+         np.asarray(xps.linalg.matrix_rank(strict(stack), rtol=strict(rt))))
     same(sd.linalg.matrix_rank(sd.asarray(rect)), np.asarray(xps.linalg.matrix_rank(strict(rect))))
     for ord in ("fro", "nuc", 1, 2, -np.inf):
         same(sd.linalg.matrix_norm(t, ord=ord), np.asarray(xps.linalg.matrix_norm(s, ord=ord)), rtol=tol)
