@@ -655,8 +655,12 @@ def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
     """Integers (and bools) sum in i64, floats in their own dtype, or in ``dtype`` when given."""
     x = expect_tensor("sum", x)
     dims = _axes("sum", x, axis)
-    src = x if dtype is None else to_dtype(x, dt.as_dtype(dtype))
-    return reduce("sum", src, dims, keepdims)
+    if dtype is None:
+        return reduce("sum", x, dims, keepdims)
+    want = dt.as_dtype(dtype)
+    out = reduce("sum", to_dtype(x, want), dims, keepdims)
+    # Integer sums accumulate in i64; the dtype asked for wraps them as NumPy's sum(dtype=) does.
+    return out if out.dtype is want else to_dtype(out, want)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:

@@ -435,6 +435,15 @@ def test_diff(tx, data):
     same(sd.diff(t > 0, axis=d), np.diff(a > 0, axis=d))
 
 
+def test_sum_and_prod_in_a_dtype_asked_for():
+    a = np.array([200, 100, 7], np.uint8)
+    for name in ("sum", "prod"):
+        got = getattr(sd, name)(sd.asarray(a), dtype=sd.uint8)
+        want = getattr(xps, name)(strict(a), dtype=xps.uint8)
+        same(got, np.asarray(want))
+        same(getattr(sd, name)(sd.asarray(a), dtype=sd.float32), np.asarray(getattr(xps, name)(strict(a), dtype=xps.float32)))
+
+
 def test_where_with_scalars():
     c = sd.asarray([True, False, True])
     same(sd.where(c, sd.asarray([1.0, 2.0, 3.0]), 0.0), np.where([True, False, True], [1.0, 2.0, 3.0], 0.0),
