@@ -18,8 +18,9 @@ def collect(quick: bool):
         if fn is not None:
             out += fn(quick)
     from .windows_bench import window_cases
+    from .array_api_bench import array_api_cases
 
-    return out + window_cases(quick)
+    return out + window_cases(quick) + array_api_cases(quick)
 
 
 def main(quick: bool = False, json_path: str | None = None, plot_path: str | None = None, only: str | None = None) -> int:
