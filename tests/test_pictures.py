@@ -102,3 +102,15 @@ def test_parse_swizzled_text():
         show.parse_layout("Sw<3,0,2> o 8:1")
     with pytest.raises(sd.StridedError, match="parse_layout: a swizzle composes with CuTe layout text"):
         show.parse_layout("Sw<1,0,1> o (8):(1)+0")
+
+
+def test_show_tv_draws_cute_dsls_table(tmp_path, capsys):
+    svg = tmp_path / "tv.svg"
+    assert main(["show", "(2,3):(3,1)", "--tv", "(2,2):(2,1)", "--svg", str(svg)]) == 0
+    out = capsys.readouterr().out
+    # Rows 0 and 2 of make_layout_tv's table in CuTe DSL's docstring.
+    assert " 0  | T0V0| T0V1| T1V0| T1V1| T2V0| T2V1|" in out
+    assert " 2  | T3V0| T3V1| T4V0| T4V1| T5V0| T5V1|" in out
+    assert len(cells(svg.read_text())) == 24
+    assert main(["show", "(2,2):(1,4)", "--tv", "2"]) == 2
+    assert "error: make_layout_tv: thr_layout (2,2):(1,4) is not compact" in capsys.readouterr().err

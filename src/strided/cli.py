@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--colour", choices=("offset", "bank"), default=None,
                       help="colour cells by offset or by shared-memory bank (default: bank for swizzled layouts)")
     show.add_argument("--element-bytes", type=int, default=4, metavar="B", help="element size for banks (default 4)")
+    show.add_argument("--tv", metavar="VAL_LAYOUT",
+                      help="the layout is the threads; draw make_layout_tv(layout, VAL_LAYOUT), thread and value per cell")
     check = sub.add_parser("check", help="what candle, NumPy, PyTorch, CuTe and strided do with a layout")
     check.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     check.add_argument("--op", help="contiguous | reshape(3,8) | matmul | as_strided(100) | elementwise(<layout>)")
@@ -69,6 +71,8 @@ def _show(args) -> int:
     from .errors import StridedError
 
     try:
+        if args.tv:
+            return _show_tv(show, args)
         layout = show.parse_layout(args.layout)
         print(show.ascii_grid(layout))
         if not hasattr(layout, "size"):  # a flat layout: say what the analysis sees
@@ -93,6 +97,19 @@ def _show(args) -> int:
     except StridedError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _show_tv(show, args) -> int:
+    from .cute import picture
+
+    tiler, tv = show.tv_layout(args.layout, args.tv)
+    print(show.tv_text(tiler, tv), end="")
+    for path, draw in ((args.svg, picture.tv_svg), (args.tikz, picture.tv_tikz)):
+        if path:
+            with open(path, "w") as f:
+                f.write(draw(tiler, tv))
+            print(f"wrote {path}")
     return 0
 
 

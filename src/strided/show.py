@@ -29,7 +29,7 @@ from .cute.layout import grid_text
 from .cute.swizzle import ComposedLayout, Swizzle
 from .errors import ShapeError, StridedError
 
-__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "tikz", "png"]
+__all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "tikz", "png", "tv_layout", "tv_text"]
 
 MAX_CELLS = picture.MAX_CELLS
 
@@ -194,6 +194,30 @@ def bank_summary(layout, element_bytes: int = 4) -> str:
         f"banks ({element_bytes}-byte elements, 32 banks of 4 bytes): a warp reading one column takes "
         f"{min(by_col)}..{max(by_col)} wavefronts, one row {min(by_row)}..{max(by_row)} (1 is conflict-free)"
     )
+
+
+def tv_layout(thr_text, val_text):
+    """``make_layout_tv`` of two layout texts (threads, values per thread)."""
+    from .cute.tv import make_layout_tv
+
+    thr, val = parse_layout(thr_text), parse_layout(val_text)
+    return make_layout_tv(thr, val)
+
+
+def tv_text(tiler_mn, layout_tv) -> str:
+    """The tile of a TV layout as text: ``T<thread>V<value>`` per cell, rows by columns."""
+    from .cute.tv import tv_grid
+
+    cells = tv_grid(tiler_mn, layout_tv)
+    rows, cols = tiler_mn
+    picture.check_cells(f"TV layout {layout_tv}", rows * cols, "cells")
+    text = {mn: f"T{t}V{v}" for mn, (t, v) in cells.items()}
+    w = max(len(t) for t in text.values()) + 2
+    lines = [f"TV layout {layout_tv} over a {rows}x{cols} tile (tiler {tiler_mn})"]
+    lines.append("    " + "".join(f" {n:>{w - 1}d}" for n in range(cols)))
+    for m in range(rows):
+        lines.append(f"{m:2d}  " + "".join(f"|{text.get((m, n), '-'):>{w - 1}}" for n in range(cols)) + "|")
+    return "\n".join(lines) + "\n"
 
 
 def _layout(layout):
