@@ -218,3 +218,14 @@ def test_composed_layout_errors():
         ComposedLayout(4, 0, Layout(8))
     with pytest.raises(ShapeError, match="inner layout"):
         ComposedLayout(Swizzle(1, 0, 1), 0, (8, 8))
+
+
+def test_a_swizzle_is_its_own_inverse_and_composed_layouts_flatten_inside():
+    from strided.cute import flatten
+
+    sw = Swizzle(2, 1, 3)
+    assert right_inverse(sw) == left_inverse(sw) == sw
+    S = composition(sw, Layout(((2, 2), 4), ((1, 2), 4)))
+    F = flatten(S)
+    assert F == ComposedLayout(sw, 0, Layout((2, 2, 4), (1, 2, 4)))
+    assert [F(i) for i in range(16)] == [S(i) for i in range(16)]

@@ -569,6 +569,8 @@ def _swizzled_parts(layout, op):
 
 
 def _right_inverse(layout) -> Layout:
+    if isinstance(layout, Swizzle):
+        return layout  # its own inverse
     if isinstance(layout, ComposedLayout):
         # (sw o B)^-1 = B^-1 o sw: a swizzle is its own inverse.
         sw, b = _swizzled_parts(layout, "right_inverse")
@@ -603,6 +605,8 @@ def right_inverse(layout) -> Layout:
 
 
 def _left_inverse(layout) -> Layout:
+    if isinstance(layout, Swizzle):
+        return layout
     if isinstance(layout, ComposedLayout):
         sw, b = _swizzled_parts(layout, "left_inverse")
         return _compose_layout_swizzle(_left_inverse(b), sw)

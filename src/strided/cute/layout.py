@@ -352,6 +352,8 @@ def flatten(x):
     """
     if isinstance(x, Layout):
         return type(x)(int_tuple.flatten(x.shape), int_tuple.flatten(x.stride))
+    if hasattr(x, "with_inner"):  # a composed layout: C++ flattens its inner layout
+        return x.with_inner(flatten(x.layout_b))
     return int_tuple.flatten(x)
 
 
