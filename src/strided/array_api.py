@@ -31,6 +31,7 @@ from .creation import (
 from .dtype import DType
 from .storage import check_size
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from .interop import from_dlpack
 from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
 from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
 from .tensor import Tensor, as_strided
@@ -214,6 +215,10 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
             if copy is False:
                 raise StridedError(f"asarray: a NumPy array of dtype {obj.dtype} cannot be shared (copy=False)")
             return tensor(obj, dtype=want)
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
+        # PyTorch tensors and other DLPack producers: shared memory, or the producer's copy
+        src = from_dlpack(obj, copy=copy)
+        copy = None if copy else copy  # a copy asked for was made by the exchange
     elif isinstance(obj, (memoryview, bytes, bytearray)) or (
         not isinstance(obj, (list, tuple, numbers.Number, np.generic)) and _has_buffer(obj)
     ):
@@ -860,7 +865,7 @@ Tensor.__pos__ = _pos
 
 __all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
     "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError", "ShapeError", "StridedError",
-    "StridedIndexError", "Tensor", "check_size", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
+    "StridedIndexError", "Tensor", "check_size", "from_dlpack", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
     "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
     "check_device", "expect_tensor", "int_arg", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
     "full", "ones", "zeros",

@@ -126,6 +126,18 @@ def test_asarray_copy_and_sharing():
     assert stacked.shape == (2,) and stacked.tolist() == [1.0, 2.0]
 
 
+def test_asarray_of_a_dlpack_producer_shares_its_memory():
+    torch = pytest.importorskip("torch")
+    src = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).T
+    t = sd.asarray(src)
+    assert t.shape == (3, 2) and t.stride == (1, 3) and t.dtype is sd.f64
+    src[0, 1] = 99.0
+    assert t.numpy()[0, 1] == 99.0  # shared
+    c = sd.asarray(src, copy=True)
+    src[0, 1] = -1.0
+    assert c.numpy()[0, 1] == 99.0  # copied
+
+
 def test_creation_functions_against_strict():
     f = xps.float32  # strided's default float (strict's is float64)
     for got, want in [
