@@ -310,22 +310,44 @@ def test_complement_default_target(L):
     _check_complement(L, filter(L).cosize, R)
 
 
+def cpp_complement(L, M):
+    """C++ CuTe's complement fold (layout.hpp), on |L| filtered: None where it static_asserts."""
+    cur, shapes, strides = 1, [], []
+    for d, s in _sorted_modes(L):
+        if d // cur == 0:
+            return None
+        shapes.append(d // cur)
+        strides.append(cur)
+        cur = d * s
+    shapes.append(-(-M // cur))
+    strides.append(cur)
+    return coalesce(Layout(tuple(shapes), tuple(strides)))
+
+
 @given(layouts(max_size=64), st.integers(1, 200))
 @FAST
-def test_complement_of_any_layout_is_right_or_raises(L, M):
+def test_complement_of_any_layout_is_cpps_or_raises(L, M):
+    want = cpp_complement(L, M)
     try:
         R = complement(L, M)
     except ShapeError as e:
         assert "complement" in str(e) and str(L) in str(e)
-        # It raises only where C++'s fold meets a mode that starts inside the
-        # span of the smaller ones (an extent-0 mode: C++'s static_assert).
-        span, stops = 1, False
-        for d, s in _sorted_modes(L):
-            stops = stops or d < span
-            span = d * s
-        assert stops
+        # It raises only where C++'s fold stops (an extent-0 mode: its static_assert),
+        # or where C++'s result is not a complement.
+        if want is not None:
+            with pytest.raises(AssertionError):
+                _check_complement(L, M, want)
     else:
+        assert want is not None and R == want
         _check_complement(L, M, R)
+
+
+def test_complement_refuses_cpps_result_where_it_falls_short_of_the_cotarget():
+    # C++: (2,2):(2,6) -> 2:1 between the modes (6 // 4 = 1 leaves 4, 5 out), rest 7:12;
+    # beside the layout it reaches 8 + 73 = 81, short of 83.
+    with pytest.raises(ShapeError, match="short of the cotarget 83"):
+        complement(Layout((2, 2), (2, 6)), 83)
+    assert complement(Layout((2, 2), (2, 6)), 81) == Layout((2, 7), (1, 12))
 
 
 # CUTLASS test/unit/cute/core/complement.cpp: every layout and cotarget it tests

@@ -488,7 +488,7 @@ def _complement(layout, cotarget=_MISSING) -> Layout:
     if not exact:
         # The modes of the result no longer fill the gaps exactly: keep C++'s
         # result only when it still is a complement.
-        _check_complement(flat, result)
+        _check_complement(flat, result, product(cotarget))
     return result
 
 
@@ -496,8 +496,9 @@ def _abs_tuple(t):
     return tuple(_abs_tuple(e) for e in t) if is_tuple(t) else abs(t)
 
 
-def _check_complement(flat: Layout, result: Layout) -> None:
-    """Raise unless ``result`` is ordered and meets ``flat`` only at offset 0.
+def _check_complement(flat: Layout, result: Layout, target: int) -> None:
+    """Raise unless ``result`` is ordered, meets ``flat`` only at offset 0 and,
+    beside ``flat``, reaches ``target``.
 
     Ordered: every mode's stride exceeds the largest offset of the modes
     before it, so the offsets strictly increase.  Disjoint: only the offsets
@@ -512,6 +513,11 @@ def _check_complement(flat: Layout, result: Layout) -> None:
             )
         reach += (s - 1) * d
     span = flat.cosize
+    if span + reach < target:
+        raise ShapeError(
+            f"C++'s result {result} is not a complement: beside the layout it reaches offset "
+            f"{span + reach - 1}, short of the cotarget {target} (the gaps it rounds down are lost)"
+        )
     taken = {flat(i) for i in range(flat.size)}
     for i in range(1, result.size):
         r = result(i)
@@ -540,9 +546,11 @@ def complement(layout, cotarget=_MISSING) -> Layout:
     ``make_layout(L, R)`` is a bijection onto its cosize; where one is not,
     C++ rounds the gap down and R only covers part of it (CUTLASS's
     ``complement((4,6):(1,6)) == 1:0``), and R is returned after checking
-    that it is ordered and disjoint from L.  Raises ShapeError where C++
-    stops (two modes of L overlap, or a mode starts inside the span of the
-    smaller ones) or where its result would not be a complement.
+    that it is ordered, disjoint from L and, beside L, still reaches the
+    cotarget.  Raises ShapeError where C++ stops (two modes of L overlap, or
+    a mode starts inside the span of the smaller ones) or where its result
+    is not a complement (``complement((2,2):(2,6), 83)``: C++'s
+    ``(2,7):(1,12)`` beside the layout stops at offset 81).
     """
     return _named("complement", _complement, layout, cotarget)
 
