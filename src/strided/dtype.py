@@ -97,6 +97,11 @@ def as_dtype(d) -> DType:
     if isinstance(d, str):
         found = _BY_NAME.get(d) or _ALIASES.get(d)
         if found is None:
+            try:  # NumPy's spellings too: "f8", "<i8", "uint8", "?"
+                found = _BY_NP.get(np.dtype(d))
+            except (TypeError, ValueError):
+                found = None
+        if found is None:
             raise DTypeError(f"dtype: unknown dtype name {d!r} (expected one of {', '.join(_BY_NAME)})")
         return found
     if d is float:

@@ -297,6 +297,31 @@ def test_take_against_strict(tx, data):
             sd.take(t, sd.asarray(i))
 
 
+@given(tensors(min_rank=1, allow_broadcast=False), st.data())
+def test_boolean_mask_assignment_of_one_value(tx, data):
+    t, a = tx
+    lead = data.draw(st.integers(1, a.ndim), label="mask dims")
+    mask = data.draw(st.lists(st.booleans(), min_size=int(np.prod(a.shape[:lead])),
+                              max_size=int(np.prod(a.shape[:lead]))), label="mask")
+    m = np.array(mask, dtype=bool).reshape(a.shape[:lead])
+    value = data.draw(st.sampled_from([-2.5, 0, sd.asarray(3.0)]), label="value")
+    want = a.copy()
+    want[m] = value.item() if isinstance(value, sd.Tensor) else value
+    t[sd.asarray(m)] = value
+    same(t, want, rtol=0)
+    np.testing.assert_array_equal(a, want)  # written in place, through the view
+
+
+def test_boolean_mask_assignment_refuses_what_it_cannot_do():
+    x = sd.zeros((2, 3))
+    with pytest.raises(sd.StridedIndexError, match="setitem"):
+        x[sd.asarray([True, False, True])] = 1.0
+    with pytest.raises(sd.StridedError, match="nonzero"):
+        x[sd.asarray([True, False])] = sd.asarray([1.0, 2.0, 3.0])
+    with pytest.raises(sd.StridedError, match="setitem"):
+        sd.broadcast_to(sd.zeros((3,)), (2, 3))[sd.asarray([True, False])] = 1.0  # elements share memory
+
+
 def test_reshape_copy_false_refuses_a_copy():
     t = sd.asarray(np.arange(6.0).reshape(2, 3)).mT
     with pytest.raises(sd.StridedError, match="copy=False"):

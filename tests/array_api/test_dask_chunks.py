@@ -37,6 +37,8 @@ EXPRESSIONS = [
     ("prod", lambda x: (x / 4 + 1).prod(axis=1), lambda a: (a / 4 + 1).prod(1)),
     ("any", lambda x: (x > 3).any(axis=0), lambda a: (a > 3).any(0)),
     ("nanmean", lambda x: da.nanmean(x, axis=0), lambda a: np.nanmean(a, axis=0)),
+    ("var", lambda x: x.var(axis=0, ddof=1), lambda a: a.var(axis=0, ddof=1)),
+    ("std", lambda x: x.std(), lambda a: a.std()),
     ("elementwise", lambda x: np.exp(-x) * 2 + x, lambda a: np.exp(-a) * 2 + a),
     ("where", lambda x: da.where(x > 3, x, 0.0), lambda a: np.where(a > 3, a, 0.0)),
     ("matmul", lambda x: x @ x.T, lambda a: a @ a.T),

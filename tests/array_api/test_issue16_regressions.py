@@ -52,3 +52,12 @@ def test_broadcast_shapes_takes_ints_and_refuses_mismatches():
         sd.broadcast_shapes((2, 3), (4,))
     with pytest.raises(sd.StridedError, match="broadcast_shapes"):
         sd.broadcast_shapes(("a",))
+
+
+def test_numpy_dtype_spellings_are_dtypes():
+    for spelling, want in [("f8", sd.f64), ("<f4", sd.f32), ("?", sd.bool), ("u1", sd.u8), ("int64", sd.i64)]:
+        assert sd.dtype.as_dtype(spelling) is want
+    with pytest.raises(sd.DTypeError, match="unknown dtype name"):
+        sd.dtype.as_dtype("f3")
+    with pytest.raises(sd.DTypeError):
+        sd.dtype.as_dtype("c16")

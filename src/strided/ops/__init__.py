@@ -15,6 +15,8 @@ their gradient rules.
 from __future__ import annotations
 
 from ..creation import as_tensor_like
+from ..dtype import bool_ as BOOL
+from ..errors import StridedError, StridedIndexError
 from ..tensor import Tensor
 from . import elementwise, grad
 from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contiguous, setitem, to_dtype, write, zero_
@@ -165,13 +167,38 @@ def _install() -> None:
     Tensor.copy_ = copy_
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
-    Tensor.__setitem__ = setitem
+    Tensor.__setitem__ = _setitem
     Tensor.unfold = unfold
     Tensor.sum_all = lambda self: reduce("sum", self, None, False)
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
     for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__")):
         setattr(Tensor, dunder, _inplace(op))
+
+
+def _setitem(t, index, value):
+    """``t[index] = value``; a bool tensor as the whole index is the standard's mask assignment."""
+    if type(index) is Tensor and index.dtype is BOOL:
+        return _mask_assign(t, index, value)
+    return setitem(t, index, value)
+
+
+def _mask_assign(t, mask, value):
+    # ``t[mask] = v`` for a scalar v is ``where(mask, v, t)`` written back: a composition of
+    # where and a copy.  A value per selected element would need the positions of the true
+    # elements (nonzero), which strided has no kernel for yet.
+    if mask.shape != t.shape[: mask.ndim]:
+        raise StridedIndexError(
+            f"setitem: a boolean mask must match the leading dims of the tensor, got mask {mask.shape} "
+            f"for shape {t.shape}")
+    if isinstance(value, Tensor) and value.numel != 1:
+        raise StridedError(
+            f"setitem: a boolean mask assigns one value (a scalar or a one-element tensor), got shape "
+            f"{value.shape}; one value per selected element needs nonzero, which has no kernel yet")
+    if isinstance(value, Tensor):
+        value = value.reshape(())
+    m = mask.reshape(mask.shape + (1,) * (t.ndim - mask.ndim))
+    write(t, where(m, value, t), "setitem")
 
 
 def _inplace(op: str):
