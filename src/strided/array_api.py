@@ -34,7 +34,7 @@ from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .interop import from_dlpack
 from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
 from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
-from .tensor import Tensor, as_strided
+from .tensor import GATHER_INDEX, Tensor, as_strided
 
 __array_api_version__ = "2024.12"
 
@@ -780,6 +780,114 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tens
 
 
 # ---------------------------------------------------------------------------
+# indexing with integer arrays (a gather: the index kernel's index_select)
+
+
+def _index_tensor(x: Tensor, n: int, what: str) -> Tensor:
+    """An integer index tensor checked against a dim of size ``n``, negatives wrapped."""
+    if x.dtype.kind not in "iu":
+        if x.dtype is dt.bool_:
+            raise StridedIndexError(
+                "getitem: indexing with a boolean mask needs the positions of its true elements "
+                "(nonzero), which has no kernel yet; use where() or mask assignment instead")
+        raise StridedIndexError(f"getitem: expected integer index arrays, got {x.dtype} for {what}")
+    x = x if x.dtype is dt.i64 else to_dtype(x, dt.i64)
+    if x.numel:
+        lo, hi = int(reduce("min", x).item()), int(reduce("max", x).item())
+        if lo < -n or hi >= n:
+            bad = lo if lo < -n else hi
+            raise StridedIndexError(f"getitem: index {bad} is out of range for {what} of size {n}")
+        if lo < 0:
+            x = where(binary("lt", x, 0), binary("add", x, n), x)
+    return x
+
+
+def _as_index_array(i):
+    if isinstance(i, Tensor):
+        return i
+    try:
+        a = np.asarray(i)
+    except (TypeError, ValueError):
+        raise StridedIndexError(f"getitem: cannot read {i!r} as an index array") from None
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
+    if a.dtype.kind not in "iub":
+        raise StridedIndexError(f"getitem: expected integer index arrays, got {a.dtype}")
+    return from_numpy(np.ascontiguousarray(a)) if a.ndim else from_numpy(a.reshape(1)).reshape(())
+
+
+def gather_index(t: Tensor, index) -> Tensor:
+    """``t[index]`` for an index holding integer arrays (NumPy's and the standard's rules for
+    the cases below), as a gather; anything else is refused by name.
+
+    - only integers and integer arrays (the standard's case): the arrays and integers
+      broadcast together, and their shape replaces the dims they index;
+    - one integer array among slices and ``...``: its shape replaces its dim."""
+    idx = index if isinstance(index, tuple) else (index,)
+    is_array = [isinstance(i, (Tensor, np.ndarray, list)) for i in idx]
+    if builtins.all(isinstance(i, (Tensor, np.ndarray, list, numbers.Integral)) and not isinstance(i, bool)
+                    for i in idx):
+        return _gather_all(t, [_as_index_array(i) if a else i for i, a in zip(idx, is_array)])
+    if builtins.sum(is_array) == 1 and builtins.all(a or isinstance(i, slice) or i is Ellipsis
+                                                    for i, a in zip(idx, is_array)):
+        return _gather_one(t, idx, is_array.index(True))
+    raise StridedIndexError(
+        f"getitem: integer arrays mixed with {', '.join(sorted({type(i).__name__ for i, a in zip(idx, is_array) if not a}))} "
+        "are not supported (use integers and arrays only, or one array among slices)")
+
+
+def _gather_all(t: Tensor, idx: list) -> Tensor:
+    k = len(idx)
+    if k > t.ndim:
+        raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}: {k} given")
+    parts = []
+    for d, i in enumerate(idx):
+        what = f"dim {d}"
+        if isinstance(i, Tensor):
+            parts.append(_index_tensor(i, t.shape[d], what))
+        else:
+            n = t.shape[d]
+            if not -n <= i < n:
+                raise StridedIndexError(f"getitem: index {i} is out of range for {what} of size {n}")
+            parts.append(full((), i % n, dt.i64))
+    batch = broadcast_shapes_of("getitem", *[p.shape for p in parts])
+    rest, rest_stride = t.shape[k:], t.stride[k:]
+    # The buffer position of every element read: the view's offset, plus each index times its
+    # dim's stride, plus the trailing dims' offsets; bounds were checked dim by dim above.
+    pos = full((), t.offset, dt.i64)
+    for p, st in zip(parts, t.stride[:k]):
+        pos = binary("add", pos, binary("mul", p, st))
+    pos = pos.broadcast_as(batch).reshape(batch + (1,) * len(rest))
+    for j, (n, st) in enumerate(zip(rest, rest_stride)):
+        step = binary("mul", from_numpy(np.arange(n, dtype=np.int64)), st)
+        pos = binary("add", pos, step.reshape((1,) * (len(batch) + j) + (n,) + (1,) * (len(rest) - j - 1)))
+    flat = as_strided(t, (len(t.storage),), (1,), 0)
+    return index_select(flat, pos.reshape(-1), 0).reshape(batch + rest)
+
+
+def _gather_one(t: Tensor, idx: tuple, p: int) -> Tensor:
+    # Identity tests only: == on a tensor in the index would compare elementwise.
+    ells = [j for j, i in enumerate(idx) if i is Ellipsis]
+    if len(ells) > 1:
+        raise StridedIndexError("getitem: an index can only have a single ellipsis ('...')")
+    if ells:
+        e = ells[0]
+        fill = t.ndim - (len(idx) - 1)
+        if fill < 0:
+            raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}")
+        idx = idx[:e] + (slice(None),) * fill + idx[e + 1:]
+        p = p if p < e else p + fill - 1
+    if len(idx) > t.ndim:
+        raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}: {len(idx)} given")
+    view = t[tuple(slice(None) if j == p else i for j, i in enumerate(idx))]
+    a = _index_tensor(_as_index_array(idx[p]), view.shape[p], f"dim {p}")
+    out = index_select(view, a.reshape(-1), p)
+    return out.reshape(view.shape[:p] + a.shape + view.shape[p + 1:])
+
+
+GATHER_INDEX.append(gather_index)
+
+# ---------------------------------------------------------------------------
 # the inspection namespace
 
 
@@ -865,7 +973,7 @@ Tensor.__pos__ = _pos
 
 __all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
     "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError", "ShapeError", "StridedError",
-    "StridedIndexError", "Tensor", "check_size", "from_dlpack", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
+    "StridedIndexError", "Tensor", "GATHER_INDEX", "check_size", "from_dlpack", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
     "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
     "check_device", "expect_tensor", "int_arg", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
     "full", "ones", "zeros",

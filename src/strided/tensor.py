@@ -18,7 +18,8 @@ installed by           methods
                        ``__dlpack_device__``
 ``strided.printing``   ``__repr__``, ``describe`` (through ``strided``)
 ``strided.array_api``  the Array API's ``size``, ``mT``, ``to_device``,
-                       ``__index__``, ``__complex__``, ``__pos__``
+                       ``__index__``, ``__complex__``, ``__pos__``; the gather
+                       behind ``t[int_array, ...]`` (``GATHER_INDEX``)
                        (``__array_namespace__`` through ``strided``)
 ``strided.numpy_api``  ``__array_ufunc__``, ``__array_function__``,
                        ``__array_priority__`` (NEP 13 / NEP 18);
@@ -259,7 +260,14 @@ class Tensor:
         return self.reshape(self.shape[:s] + (prod(self.shape[s : e + 1]),) + self.shape[e + 1 :])
 
     def __getitem__(self, index):
-        lay, norm = index_layout(self.layout, index)
+        try:
+            lay, norm = index_layout(self.layout, index)
+        except ArrayIndexError:
+            if not GATHER_INDEX:
+                raise
+            lay = None
+        if lay is None:  # an index holding integer arrays is a gather, not a view
+            return GATHER_INDEX[0](self, index)
         return self._view(lay, "getitem", norm)
 
     def view_as(self, cute_layout, offset: int = 0) -> "Tensor":
@@ -309,6 +317,15 @@ def as_strided(t: Tensor, shape, stride, offset=None) -> Tensor:
     return t._result(t._storage, lay, t.dtype, "as_strided", (t,), args=(lay.shape, lay.stride, lay.offset))
 
 
+class ArrayIndexError(StridedIndexError):
+    """An index that holds arrays: no layout describes the result."""
+
+
+# The function that answers an index holding integer arrays with a gather (installed by
+# strided.array_api, which sits above the op layer this module cannot import).
+GATHER_INDEX: list = []
+
+
 def index_layout(lay: Layout, index):
     """Apply a basic index (ints, slices, ..., None) to a layout."""
     if not isinstance(index, tuple):
@@ -317,7 +334,7 @@ def index_layout(lay: Layout, index):
     if fast is not None:
         return fast, index
     if any(isinstance(i, (Tensor, np.ndarray, list)) for i in index):
-        raise StridedIndexError(
+        raise ArrayIndexError(
             "getitem: only ints, slices, ... and None index a tensor as a view; "
             "use index_select for integer tensors"
         )

@@ -312,6 +312,51 @@ def test_boolean_mask_assignment_of_one_value(tx, data):
     np.testing.assert_array_equal(a, want)  # written in place, through the view
 
 
+@given(tensors(min_rank=1), st.data())
+def test_integer_array_indexing_against_numpy(tx, data):
+    t, a = tx
+    k = data.draw(st.integers(1, a.ndim), label="indexed dims")
+    idx = []
+    for d in range(k):
+        n = a.shape[d]
+        if n == 0:
+            idx.append(np.zeros((0,), np.int64))
+        elif data.draw(st.booleans(), label="int or array"):
+            idx.append(data.draw(st.integers(-n, n - 1), label="int"))
+        else:
+            shape = data.draw(st.sampled_from([(2,), (1, 3), (3, 1), ()]), label="index shape")
+            idx.append(np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(shape)),
+                                                   max_size=int(np.prod(shape))), label="values"),
+                                dtype=np.int64).reshape(shape))
+    if not any(isinstance(i, np.ndarray) for i in idx):
+        idx[0] = np.array([idx[0]], np.int64)
+    try:
+        want = a[tuple(idx)]
+    except IndexError:  # index shapes that do not broadcast: NumPy refuses too
+        with pytest.raises(sd.StridedError):
+            t[tuple(sd.asarray(i) if isinstance(i, np.ndarray) else i for i in idx)]
+        return
+    got = t[tuple(sd.asarray(i) if isinstance(i, np.ndarray) else i for i in idx)]
+    same(got, want, rtol=0)
+    # one array among slices: it replaces its own dim
+    d = data.draw(st.integers(0, a.ndim - 1), label="array dim")
+    n = a.shape[d]
+    arr = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=3), label="one") if n else [], np.int64)
+    key = tuple(slice(None, None, -1) if j != d else arr for j in range(a.ndim))
+    same(t[tuple(sd.asarray(arr) if j == d else key[j] for j in range(a.ndim))], a[key], rtol=0)
+    same(t[(Ellipsis, list(arr))] if d == a.ndim - 1 else t[(slice(None),) * d + (sd.asarray(arr), Ellipsis)],
+         a[(Ellipsis, arr)] if d == a.ndim - 1 else a[(slice(None),) * d + (arr, Ellipsis)], rtol=0)
+
+
+def test_array_indexing_refuses_what_it_cannot_do():
+    t = sd.zeros((2, 3))
+    for bad, match in [(lambda: t[sd.asarray([2])], "out of range"), (lambda: t[t > 0], "nonzero"),
+                       (lambda: t[0, sd.asarray([0]), 1], "too many"), (lambda: t[sd.asarray([0.5])], "integer"),
+                       (lambda: t[None, sd.asarray([0])], "not supported")]:
+        with pytest.raises(sd.StridedIndexError, match=match):
+            bad()
+
+
 def test_boolean_mask_assignment_refuses_what_it_cannot_do():
     x = sd.zeros((2, 3))
     with pytest.raises(sd.StridedIndexError, match="setitem"):
