@@ -613,6 +613,8 @@ def positive(x, /) -> Tensor:
 
 
 def logical_xor(x1, x2, /) -> Tensor:
+    """Inequality of bools (the compare kernel's ne); other dtypes are refused, since ^ on
+    integers is bitwise, which has no kernel yet."""
     for x in (x1, x2):
         if isinstance(x, Tensor) and x.dtype is not dt.bool_:
             raise DTypeError(f"logical_xor: expected bool tensors, got {x.dtype}")

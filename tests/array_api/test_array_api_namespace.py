@@ -449,6 +449,18 @@ def test_unary_and_classification_functions(tx):
     same(sd.clip(t, max=0.25), np.clip(a, None, 0.25), rtol=0)
 
 
+def test_in_place_power_and_matmul():
+    x = sd.asarray(np.arange(6.0).reshape(2, 3))
+    view = x.mT
+    view **= 2
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3) ** 2)
+    m = sd.asarray(np.arange(4.0).reshape(2, 2))
+    r = m
+    m @= sd.asarray(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    assert m is r
+    np.testing.assert_array_equal(m.numpy(), np.arange(4.0).reshape(2, 2) @ np.array([[0.0, 1.0], [1.0, 0.0]]))
+
+
 def test_logical_functions():
     p = np.array([True, True, False, False])
     q = np.array([True, False, True, False])

@@ -172,8 +172,10 @@ def _install() -> None:
     Tensor.sum_all = lambda self: reduce("sum", self, None, False)
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
-    for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__")):
+    for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__"),
+                       ("pow", "__ipow__")):
         setattr(Tensor, dunder, _inplace(op))
+    Tensor.__imatmul__ = _imatmul
 
 
 def _setitem(t, index, value):
@@ -199,6 +201,12 @@ def _mask_assign(t, mask, value):
         value = value.reshape(())
     m = mask.reshape(mask.shape + (1,) * (t.ndim - mask.ndim))
     write(t, where(m, value, t), "setitem")
+
+
+def _imatmul(self, other):
+    # ``a @= b`` writes a @ b into a (the standard: b square, so the shape stays)
+    write(self, _matmul(self, other), "in-place matmul")
+    return self
 
 
 def _inplace(op: str):
