@@ -889,6 +889,30 @@ def _gather_one(t: Tensor, idx: tuple, p: int) -> Tensor:
 
 GATHER_INDEX.append(gather_index)
 
+
+def take_along_axis(x, indices, /, *, axis: int = -1) -> Tensor:
+    """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``: the other dims
+    of ``x`` and ``indices`` broadcast, and the gather reads each element where it lies."""
+    x = expect_tensor("take_along_axis", x)
+    indices = expect_tensor("take_along_axis", indices)
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"take_along_axis: indices must have x's rank {x.ndim}, got shape {indices.shape}")
+    d = norm_dim("take_along_axis", axis, x.ndim)
+    others = [x.shape[k] for k in range(x.ndim) if k != d]
+    try:
+        broadcast_shapes_of("take_along_axis", tuple(others), tuple(n for k, n in enumerate(indices.shape) if k != d))
+    except ShapeError:
+        raise ShapeError(f"take_along_axis: x {x.shape} and indices {indices.shape} do not broadcast "
+                         f"outside axis {d}") from None
+    parts = []
+    for k in range(x.ndim):
+        if k == d:
+            parts.append(indices)
+        else:  # this dim's own positions, broadcast along every other dim
+            shape = tuple(x.shape[k] if j == k else 1 for j in range(x.ndim))
+            parts.append(from_numpy(np.arange(x.shape[k], dtype=np.int64).reshape(shape)))
+    return gather_index(x, tuple(parts))
+
 # ---------------------------------------------------------------------------
 # the inspection namespace
 

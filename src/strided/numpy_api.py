@@ -326,6 +326,7 @@ FUNCTIONS = {
     np.empty_like: _like_fn("empty_like", None), np.full_like: _full_like,
     np.copy: _copy, np.shape: lambda a: _operand(a).shape, np.ndim: lambda a: _operand(a).ndim, np.size: _size,
     np.allclose: _allclose, np.array_equal: _array_equal,
+    np.take_along_axis: lambda arr, indices, axis=-1: xp.take_along_axis(_operand(arr), _operand(indices), axis=axis),
     np.real: lambda val: xp.real(_operand(val)), np.imag: lambda val: xp.imag(_operand(val)),
     np.linalg.inv: lambda a: _linalg().inv(_operand(a)),
     np.linalg.det: lambda a: _linalg().det(_operand(a)),

@@ -348,6 +348,24 @@ def test_integer_array_indexing_against_numpy(tx, data):
          a[(Ellipsis, arr)] if d == a.ndim - 1 else a[(slice(None),) * d + (arr, Ellipsis)], rtol=0)
 
 
+@given(tensors(min_rank=1), st.data())
+def test_take_along_axis_against_strict(tx, data):
+    t, a = tx
+    d = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    n = a.shape[d]
+    m = data.draw(st.integers(0, 3), label="taken")
+    shape = tuple(m if k == d % a.ndim else (data.draw(st.sampled_from([1, s]), label="dim") if s else s)
+                  for k, s in enumerate(a.shape))
+    count = int(np.prod(shape))
+    vals = data.draw(st.lists(st.integers(-n, n - 1), min_size=count, max_size=count), label="indices") if n else []
+    if not n and count:
+        return  # nothing to take from
+    i = np.array(vals, dtype=np.int64).reshape(shape)
+    same(sd.take_along_axis(t, sd.asarray(i), axis=d),
+         np.asarray(xps.take_along_axis(strict(a), xps.asarray(i), axis=d)), rtol=0)
+    same(np.take_along_axis(t, sd.asarray(i), axis=d), np.take_along_axis(a, i, axis=d), rtol=0)
+
+
 def test_array_indexing_refuses_what_it_cannot_do():
     t = sd.zeros((2, 3))
     for bad, match in [(lambda: t[sd.asarray([2])], "out of range"), (lambda: t[t > 0], "nonzero"),
