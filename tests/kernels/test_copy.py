@@ -30,6 +30,7 @@ from strategies import bits, destinations, np_view, random_buffer, view_chains
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
 from strided.kernels import copy as kc
 from strided.kernels import half as kh
+from strided.kernels import walk as kw
 from strided.kernels.copy import COPY_PARALLEL_MIN, copy_into, plan_copy, tile_edge
 from strided.layout import Layout
 
@@ -334,7 +335,7 @@ BIG = 40_000
 def test_every_path_around_the_parallel_threshold(numel, monkeypatch):
     """Each path just below (serial) and above (parallel) the threshold, f32 bits."""
     monkeypatch.setattr(kc, "COPY_PARALLEL_MIN", BIG)
-    if numel >= BIG and kc.get_num_threads() > 1:
+    if numel >= BIG and kw.get_num_threads() > 1:
         assert kc.nchunks(numel, numel) > 1
     rng = np.random.default_rng(numel)
     f32 = DTYPES["f32"]
@@ -361,11 +362,11 @@ def test_every_path_around_the_parallel_threshold(numel, monkeypatch):
 
 
 def test_parallel_chunks(monkeypatch):
-    monkeypatch.setattr(kc, "get_num_threads", lambda: 4)
-    assert kc.nchunks(10**7, 10**7) == 4 * kc.CHUNKS_PER_THREAD
+    monkeypatch.setattr(kw, "get_num_threads", lambda: 4)
+    assert kc.nchunks(10**7, 10**7) == 4 * kw.CHUNKS_PER_THREAD
     assert kc.nchunks(3, 10**7) == 3
     assert kc.nchunks(10**7, COPY_PARALLEL_MIN - 1) == 1
-    monkeypatch.setattr(kc, "get_num_threads", lambda: 1)
+    monkeypatch.setattr(kw, "get_num_threads", lambda: 1)
     assert kc.nchunks(10**7, 10**7) == 1
 
 

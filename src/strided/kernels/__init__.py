@@ -19,11 +19,13 @@ matmul        ``matmul`` (loads BLAS on first use)  ``plan(...)``
 ============  ====================================  ==============================
 
 The families share ``common`` (every tuning threshold with its reason, the
-dtype tables, the buffer, layout, bounds and stride-0 write checks) and
-``half`` (the f16/bf16 bit conversions and how kernels see half buffers).
+dtype tables, the buffer, layout, bounds and stride-0 write checks), ``walk``
+(the odometer that carries k operands' positions through merged dims, and the
+launcher: how many chunks, the serial or the parallel driver) and ``half``
+(the f16/bf16 bit conversions and how kernels see half buffers).
 """
 
-from . import common, copy, elementwise, half, index, reduce  # noqa: F401
+from . import common, copy, elementwise, half, index, reduce, walk  # noqa: F401
 from .common import PARALLEL_MIN  # noqa: F401  (tests and benchmarks read it here)
 
 DEVICE = "cpu"

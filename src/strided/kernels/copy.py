@@ -24,7 +24,6 @@ from .common import (
     BITS,
     BLOCK_MIN,
     BLOCK_TILES,
-    CHUNKS_PER_THREAD,
     COPY_PARALLEL_MIN,
     DENSE_MEMMOVE_MIN,
     DTYPES,
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 from math import prod
 
 import numpy as np
-from numba import njit, parallel_chunksize, prange, types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -49,7 +48,8 @@ from ..errors import ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
 from ..storage import alloc
-from ..threads import get_num_threads, parallel_guard
+from . import walk
+from .walk import carry, chunk, in_parallel, seek
 from .half import (
     HALF_VIEW,
     bf16_bits_to_f16_bits,
@@ -220,11 +220,6 @@ def copy_run(dst, d, src, s, n):
 # ---------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _chunk(c, nchunks, units):
-    return c * units // nchunks, (c + 1) * units // nchunks
-
-
 # -- one dense run ------------------------------------------------------------
 @njit(cache=True)
 def _run_body(dst, doff, src, soff, lo, hi):
@@ -239,7 +234,7 @@ def _run_s(dst, doff, src, soff, n):
 @njit(cache=True, parallel=True)
 def _run_p(dst, doff, src, soff, n, nchunks):
     for c in prange(nchunks):
-        lo, hi = _chunk(c, nchunks, n)
+        lo, hi = chunk(c, nchunks, n)
         _run_body(dst, doff, src, soff, lo, hi)
 
 
@@ -258,106 +253,76 @@ def _rows_s(dst, doff, drow, src, soff, srow, rows, cols):
 @njit(cache=True, parallel=True)
 def _rows_p(dst, doff, drow, src, soff, srow, rows, cols, nchunks):
     for c in prange(nchunks):
-        lo, hi = _chunk(c, nchunks, rows)
+        lo, hi = chunk(c, nchunks, rows)
         _rows_body(dst, doff, drow, src, soff, srow, cols, lo, hi)
 
 
 # -- blocks: dense src runs whose starts come from an odometer; dst dense ------
+# ``ost`` is the block starts' strides as one operand's row (shape (1, dims)).
 @njit(cache=True)
-def _blocks_body(dst, doff, src, soff, oshape, ostride, blen, lo, hi):
+def _blocks_body(dst, doff, src, soff, oshape, ost, blen, lo, hi):
     nd = oshape.shape[0]
     idx = np.empty(nd, np.int64)
-    rem = lo
-    s = soff
-    for k in range(nd - 1, -1, -1):
-        i = rem % oshape[k]
-        rem //= oshape[k]
-        idx[k] = i
-        s += i * ostride[k]
+    (s,) = seek(lo, oshape, ost, nd, idx, (soff,))
     d = doff + lo * blen
     for b in range(lo, hi):
         copy_run(dst, d, src, s, blen)
         d += blen
-        k = nd - 1
-        while k >= 0:  # the block-start odometer: one carry adds, a wrap subtracts
-            if idx[k] + 1 < oshape[k]:
-                idx[k] += 1
-                s += ostride[k]
-                break
-            s -= idx[k] * ostride[k]
-            idx[k] = 0
-            k -= 1
+        (s,) = carry(oshape, ost, nd, idx, (s,))[1]
 
 
 @njit(cache=True)
-def _blocks_s(dst, doff, src, soff, oshape, ostride, blen, nblocks):
-    _blocks_body(dst, doff, src, soff, oshape, ostride, blen, 0, nblocks)
+def _blocks_s(dst, doff, src, soff, oshape, ost, blen, nblocks):
+    _blocks_body(dst, doff, src, soff, oshape, ost, blen, 0, nblocks)
 
 
 @njit(cache=True, parallel=True)
-def _blocks_p(dst, doff, src, soff, oshape, ostride, blen, nblocks, nchunks):
+def _blocks_p(dst, doff, src, soff, oshape, ost, blen, nblocks, nchunks):
     for c in prange(nchunks):
-        lo, hi = _chunk(c, nchunks, nblocks)
-        _blocks_body(dst, doff, src, soff, oshape, ostride, blen, lo, hi)
+        lo, hi = chunk(c, nchunks, nblocks)
+        _blocks_body(dst, doff, src, soff, oshape, ost, blen, lo, hi)
 
 
 # -- general: an odometer over merged dims, the last one walked inline --------
+# ``st`` has two rows: dst's strides, then src's.
 @njit(cache=True)
-def _nd_body(dst, doff, dstr, src, soff, sstr, shape, lo, hi):
+def _nd_body(dst, doff, src, soff, st, shape, lo, hi):
     """Elements [lo, hi) in row-major order of ``shape`` (a chunk may start mid-row)."""
-    nd = shape.shape[0]
-    last = nd - 1
+    last = shape.shape[0] - 1
     inner = shape[last]
-    di = dstr[last]
-    si = sstr[last]
-    idx = np.empty(nd, np.int64)
-    rem = lo
-    d = doff
-    s = soff
-    for k in range(last, -1, -1):
-        i = rem % shape[k]
-        rem //= shape[k]
-        idx[k] = i
-        d += i * dstr[k]
-        s += i * sstr[k]
+    di = st[0, last]
+    si = st[1, last]
+    idx = np.empty(last, np.int64)
+    row = lo // inner
+    j = lo - row * inner
+    bd, bs = seek(row, shape, st, last, idx, (doff, soff))
     e = lo
     while e < hi:
-        start = idx[last]
-        n = min(inner - start, hi - e)
+        n = min(inner - j, hi - e)
+        d = bd + j * di
+        s = bs + j * si
         if di == 1 and si == 1:
             _dense(dst, d, src, s, n)
         else:
             for t in range(n):
                 _move(dst, d + t * di, src, s + t * si)
         e += n
+        j = 0
         if e >= hi:
             break
-        d -= start * di  # back to the start of the row, then carry into the outer dims
-        s -= start * si
-        idx[last] = 0
-        k = last - 1
-        while k >= 0:
-            if idx[k] + 1 < shape[k]:
-                idx[k] += 1
-                d += dstr[k]
-                s += sstr[k]
-                break
-            d -= idx[k] * dstr[k]
-            s -= idx[k] * sstr[k]
-            idx[k] = 0
-            k -= 1
+        bd, bs = carry(shape, st, last, idx, (bd, bs))[1]
 
 
 @njit(cache=True)
-def _nd_s(dst, doff, dstr, src, soff, sstr, shape, n):
-    _nd_body(dst, doff, dstr, src, soff, sstr, shape, 0, n)
+def _nd_s(dst, doff, src, soff, st, shape, n):
+    _nd_body(dst, doff, src, soff, st, shape, 0, n)
 
 
 @njit(cache=True, parallel=True)
-def _nd_p(dst, doff, dstr, src, soff, sstr, shape, n, nchunks):
+def _nd_p(dst, doff, src, soff, st, shape, n, nchunks):
     for c in prange(nchunks):
-        lo, hi = _chunk(c, nchunks, n)
-        _nd_body(dst, doff, dstr, src, soff, sstr, shape, lo, hi)
+        lo, hi = chunk(c, nchunks, n)
+        _nd_body(dst, doff, src, soff, st, shape, lo, hi)
 
 
 # -- tiled: the two innermost dims of dst and src disagree ---------------------
@@ -376,11 +341,12 @@ def _nd_p(dst, doff, dstr, src, soff, sstr, shape, n, nchunks):
 
 
 @njit(cache=True)
-def _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, lo, hi):
+def _tile_body(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, buf, lo, hi):
     nd = oshape.shape[0]
     w = b * BLOCK_TILES
     pblocks = (P + w - 1) // w
     qblocks = (Q + w - 1) // w
+    idx = np.empty(nd, np.int64)
     for u in range(lo, hi):
         o = u // (pblocks * qblocks)
         r = u - o * (pblocks * qblocks)
@@ -388,13 +354,7 @@ def _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q,
         qw0 = (r % qblocks) * w
         pw1 = min(pw0 + w, P)
         qw1 = min(qw0 + w, Q)
-        d0 = doff
-        s0 = soff
-        for k in range(nd - 1, -1, -1):
-            i = o % oshape[k]
-            o //= oshape[k]
-            d0 += i * odstr[k]
-            s0 += i * osstr[k]
+        d0, s0 = seek(o, oshape, ost, nd, idx, (doff, soff))
         for q0 in range(qw0, qw1, b):
             nq = min(b, qw1 - q0)
             for p0 in range(pw0, pw1, b):
@@ -419,17 +379,17 @@ def _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q,
 
 
 @njit(cache=True)
-def _tile_s(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, units):
+def _tile_s(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, units):
     buf = np.empty(b * b, src.dtype)
-    _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, 0, units)
+    _tile_body(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, buf, 0, units)
 
 
 @njit(cache=True, parallel=True)
-def _tile_p(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, units, nchunks):
+def _tile_p(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, units, nchunks):
     for c in prange(nchunks):
-        lo, hi = _chunk(c, nchunks, units)
+        lo, hi = chunk(c, nchunks, units)
         buf = np.empty(b * b, src.dtype)
-        _tile_body(dst, doff, odstr, dp, dq, src, soff, osstr, sp, sq, oshape, P, Q, b, buf, lo, hi)
+        _tile_body(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, buf, lo, hi)
 
 
 def tile_edge(itemsize: int) -> int:
@@ -553,13 +513,8 @@ def tile_plan(dst_layout: Layout, src_layout: Layout):
 
 
 def nchunks(units: int, numel: int) -> int:
-    """How many parallel chunks to cut ``units`` into; below 2, run on this thread."""
-    if numel < COPY_PARALLEL_MIN:
-        return 1
-    threads = get_num_threads()
-    if threads < 2:
-        return 1
-    return min(units, threads * CHUNKS_PER_THREAD)
+    """How many parallel chunks to cut a copy's ``units`` into; below 2, run on this thread."""
+    return walk.nchunks(units, numel, COPY_PARALLEL_MIN)
 
 
 @caches.lru("copy.int_arrays", "tuple of ints", 4096)
@@ -730,15 +685,17 @@ def _many_impl(dst, s0, s1, s2, s3, s4, s5, s6, s7, table, count, b):
                 _rows_body(dst, table[t], table[t + 1], src, table[t + 2], table[t + 3], table[t + 5], 0, table[t + 4])
             else:
                 r = table[t : t + _HEAD - 3]
-                a0 = table[pos + _HEAD : pos + _HEAD + k]
-                a1 = table[pos + _HEAD + k : pos + _HEAD + 2 * k]
-                a2 = table[pos + _HEAD + 2 * k : pos + _HEAD + 3 * k]
+                a = pos + _HEAD  # the three dim arrays; the strides rows as one 2-D array
                 if path == 2:
-                    _blocks_body(dst, r[0], src, r[1], a0, a1, r[2], 0, r[3])
-                elif path == 3:
-                    _tile_body(dst, r[0], a0, r[1], r[2], src, r[3], a1, r[4], r[5], a2, r[6], r[7], b, buf, 0, r[8])
+                    ost = table[a + k : a + 2 * k].reshape((1, k))
+                    _blocks_body(dst, r[0], src, r[1], table[a : a + k], ost, r[2], 0, r[3])
                 else:
-                    _nd_body(dst, r[0], a0, src, r[1], a1, a2, 0, r[2])
+                    st = table[a : a + 2 * k].reshape((2, k))
+                    dims = table[a + 2 * k : a + 3 * k]
+                    if path == 3:
+                        _tile_body(dst, r[0], r[1], r[2], src, r[3], r[4], r[5], st, dims, r[6], r[7], b, buf, 0, r[8])
+                    else:
+                        _nd_body(dst, r[0], src, r[1], st, dims, 0, r[2])
             pos += _HEAD + 3 * k
         return 0
     return f
@@ -919,13 +876,6 @@ def dense_in_order_of(layout: Layout) -> Layout:
     return Layout(layout.shape, stride, 0)
 
 
-def _parallel(run):
-    def par(d, s):
-        with parallel_guard(), parallel_chunksize(1):
-            run(d, s)
-    return par
-
-
 # Each ``_prep_*`` turns a plan's integers into ``run(dst, src)``: the kernel with its
 # arrays made, its chunks counted and its serial/parallel driver chosen, so that a kept
 # plan runs with nothing left to decide.
@@ -935,43 +885,42 @@ def _prep_run(n, itemsize, doff, soff, count):
     chunks = nchunks(count, count)
     if chunks < 2:
         return lambda d, s: _run_s(d, doff, s, soff, count)
-    return _parallel(lambda d, s: _run_p(d, doff, s, soff, count, chunks))
+    return in_parallel(lambda d, s: _run_p(d, doff, s, soff, count, chunks))
 
 
 def _prep_rows(n, itemsize, doff, drow, soff, srow, rows, cols):
     chunks = nchunks(rows, n)
     if chunks < 2:
         return lambda d, s: _rows_s(d, doff, drow, s, soff, srow, rows, cols)
-    return _parallel(lambda d, s: _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks))
+    return in_parallel(lambda d, s: _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks))
 
 
 def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen):
     nblocks = prod(dims)
-    oshape, ostride = _i64(dims), _i64(strides)
+    oshape, ost = _i64(dims), _i64(strides).reshape(1, len(strides))
     chunks = nchunks(nblocks, n)
     if chunks < 2:
-        return lambda d, s: _blocks_s(d, doff, s, soff, oshape, ostride, blen, nblocks)
-    return _parallel(lambda d, s: _blocks_p(d, doff, s, soff, oshape, ostride, blen, nblocks, chunks))
+        return lambda d, s: _blocks_s(d, doff, s, soff, oshape, ost, blen, nblocks)
+    return in_parallel(lambda d, s: _blocks_p(d, doff, s, soff, oshape, ost, blen, nblocks, chunks))
 
 
 def _prep_general(n, itemsize, doff, dstr, soff, sstr, shape):
-    dstr, sstr, shape = _i64(dstr), _i64(sstr), _i64(shape)
+    st, shape = _i64(dstr + sstr).reshape(2, len(shape)), _i64(shape)
     chunks = nchunks(n, n)
     if chunks < 2:
-        return lambda d, s: _nd_s(d, doff, dstr, s, soff, sstr, shape, n)
-    return _parallel(lambda d, s: _nd_p(d, doff, dstr, s, soff, sstr, shape, n, chunks))
+        return lambda d, s: _nd_s(d, doff, s, soff, st, shape, n)
+    return in_parallel(lambda d, s: _nd_p(d, doff, s, soff, st, shape, n, chunks))
 
 
 def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q):
     b = tile_edge(itemsize)
     w = b * BLOCK_TILES
     units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
-    odstr, osstr, oshape = _i64(odstr), _i64(osstr), _i64(oshape)
+    ost, oshape = _i64(odstr + osstr).reshape(2, len(oshape)), _i64(oshape)
     chunks = nchunks(units, n)
     if chunks < 2:
-        return lambda d, s: _tile_s(d, doff, odstr, dp, dq, s, soff, osstr, sp, sq, oshape, P, Q, b, units)
-    return _parallel(lambda d, s: _tile_p(d, doff, odstr, dp, dq, s, soff, osstr, sp, sq, oshape, P, Q, b, units,
-                                          chunks))
+        return lambda d, s: _tile_s(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units)
+    return in_parallel(lambda d, s: _tile_p(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units, chunks))
 
 
 _PREP = {"run": _prep_run, "rows": _prep_rows, "blocks": _prep_blocks, "general": _prep_general,

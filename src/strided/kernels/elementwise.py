@@ -87,11 +87,11 @@ from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
-from ..threads import get_num_threads, parallel_guard
+from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec, enc as _enc
+from .walk import carry, in_parallel, launch, seek
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
-import numba  # noqa: E402
 from numba import njit, prange, types  # noqa: E402
 from numba.extending import intrinsic, overload, register_jitable  # noqa: E402
 
@@ -506,36 +506,6 @@ BINARY_OPS: dict[str, OpSpec] = {k: OpSpec(k, d, b) for k, (_, d, b) in _BINARY_
 # a chunk may be partial.
 
 
-@_jitable
-def _unravel_row(row, shape, st, offs, idx, base, nops):
-    """Base offsets of one row (outer dims only) and its odometer index."""
-    nd = shape.shape[0]
-    for k in range(nops):
-        base[k] = offs[k]
-    r = row
-    for d in range(nd - 2, -1, -1):
-        n = shape[d]
-        q = r % n
-        r //= n
-        idx[d] = q
-        for k in range(nops):
-            base[k] += q * st[k, d]
-
-
-@_jitable
-def _next_row(shape, st, idx, base, nops):
-    nd = shape.shape[0]
-    for d in range(nd - 2, -1, -1):
-        idx[d] += 1
-        if idx[d] < shape[d]:
-            for k in range(nops):
-                base[k] += st[k, d]
-            return
-        for k in range(nops):
-            base[k] -= (shape[d] - 1) * st[k, d]
-        idx[d] = 0
-
-
 # Tiles: an operand whose inner stride is 1 is read (or written) in place, row
 # by row; any other one goes through a scratch tile, loaded (stored) along its
 # smaller stride so that memory is walked in short forward runs.  Scratch rows
@@ -583,8 +553,9 @@ def _tile_store(out, p, s0, s1, buf, tw, ni, nj):
 
 
 @_jitable
-def _tile_coords(w, shape, st, offs, idx, base, nops, tile):
-    """Tile ``w``: its first row and column and its extent; fills the operands' base offsets."""
+def _tile_coords(w, shape, st, start, idx, tile):
+    """Tile ``w``: its extent and the operands' positions at its first element (``start``:
+    their positions at the first element of all)."""
     nd = shape.shape[0]
     n0 = shape[nd - 2]
     n1 = shape[nd - 1]
@@ -595,10 +566,8 @@ def _tile_coords(w, shape, st, offs, idx, base, nops, tile):
     ti = t // t1
     i0 = ti * tile
     j0 = (t - ti * t1) * tile
-    _unravel_row(outer, shape[: nd - 1], st, offs, idx, base, nops)
-    for k in range(nops):
-        base[k] += i0 * st[k, nd - 2] + j0 * st[k, nd - 1]
-    return min(tile, n0 - i0), min(tile, n1 - j0)
+    pos = seek((outer * n0 + i0) * n1 + j0, shape, st, nd, idx, start)
+    return min(tile, n0 - i0), min(tile, n1 - j0), pos
 
 
 def _make_unary(fn):
@@ -609,11 +578,9 @@ def _make_unary(fn):
         so = st[0, nd - 1]
         sx = st[1, nd - 1]
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(2, np.int64)
         row = lo // inner
         j = lo - row * inner
-        _unravel_row(row, shape, st, offs, idx, base, 2)
-        bo, bx = base[0], base[1]  # row bases kept in registers; ``base`` only at carries
+        bo, bx = seek(row, shape, st, nd - 1, idx, (offs[0], offs[1]))
         d = nd - 2
         i = lo
         while i < hi:
@@ -641,9 +608,7 @@ def _make_unary(fn):
                     bo += st[0, d]
                     bx += st[1, d]
                 else:
-                    base[0], base[1] = bo, bx
-                    _next_row(shape, st, idx, base, 2)
-                    bo, bx = base[0], base[1]
+                    bo, bx = carry(shape, st, nd - 1, idx, (bo, bx))[1]
 
     def tiles(out, x, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
@@ -655,10 +620,8 @@ def _make_unary(fn):
         bx = np.empty(0 if dx else tile * tw, x.dtype)
         bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(2, np.int64)
         for w in range(w0, w1):
-            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 2, tile)
-            po, px = base[0], base[1]
+            ni, nj, (po, px) = _tile_coords(w, shape, st, (offs[0], offs[1],), idx, tile)
             if not dx:
                 _tile_load(bx, tw, x, px, sx0, sx1, ni, nj)
             for i in range(ni):
@@ -682,11 +645,9 @@ def _make_binary(fn):
         sx = st[1, nd - 1]
         sy = st[2, nd - 1]
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(3, np.int64)
         row = lo // inner
         j = lo - row * inner
-        _unravel_row(row, shape, st, offs, idx, base, 3)
-        bo, bx, by = base[0], base[1], base[2]  # row bases kept in registers; ``base`` only at carries
+        bo, bx, by = seek(row, shape, st, nd - 1, idx, (offs[0], offs[1], offs[2]))
         d = nd - 2
         i = lo
         while i < hi:
@@ -728,9 +689,7 @@ def _make_binary(fn):
                     bx += st[1, d]
                     by += st[2, d]
                 else:
-                    base[0], base[1], base[2] = bo, bx, by
-                    _next_row(shape, st, idx, base, 3)
-                    bo, bx, by = base[0], base[1], base[2]
+                    bo, bx, by = carry(shape, st, nd - 1, idx, (bo, bx, by))[1]
 
     def tiles(out, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
@@ -745,10 +704,8 @@ def _make_binary(fn):
         by = np.empty(0 if dy else tile * tw, y.dtype)
         bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(3, np.int64)
         for w in range(w0, w1):
-            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 3, tile)
-            po, px, py = base[0], base[1], base[2]
+            ni, nj, (po, px, py) = _tile_coords(w, shape, st, (offs[0], offs[1], offs[2],), idx, tile)
             if not dx:
                 _tile_load(bx, tw, x, px, sx0, sx1, ni, nj)
             if not dy:
@@ -783,11 +740,9 @@ def _make_where():
         sx = st[2, nd - 1]
         sy = st[3, nd - 1]
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(4, np.int64)
         row = lo // inner
         j = lo - row * inner
-        _unravel_row(row, shape, st, offs, idx, base, 4)
-        bo, bc, bx, by = base[0], base[1], base[2], base[3]
+        bo, bc, bx, by = seek(row, shape, st, nd - 1, idx, (offs[0], offs[1], offs[2], offs[3]))
         d = nd - 2
         i = lo
         while i < hi:
@@ -816,9 +771,7 @@ def _make_where():
                     bx += st[2, d]
                     by += st[3, d]
                 else:
-                    base[0], base[1], base[2], base[3] = bo, bc, bx, by
-                    _next_row(shape, st, idx, base, 4)
-                    bo, bc, bx, by = base[0], base[1], base[2], base[3]
+                    bo, bc, bx, by = carry(shape, st, nd - 1, idx, (bo, bc, bx, by))[1]
 
     def tiles(out, c, x, y, shape, st, offs, w0, w1, tile):
         nd = shape.shape[0]
@@ -836,10 +789,8 @@ def _make_where():
         by = np.empty(0 if dy else tile * tw, y.dtype)
         bo = np.empty(0 if do else tile * tw, out.dtype)
         idx = np.zeros(nd, np.int64)
-        base = np.zeros(4, np.int64)
         for w in range(w0, w1):
-            ni, nj = _tile_coords(w, shape, st, offs, idx, base, 4, tile)
-            po, pc, px, py = base[0], base[1], base[2], base[3]
+            ni, nj, (po, pc, px, py) = _tile_coords(w, shape, st, (offs[0], offs[1], offs[2], offs[3],), idx, tile)
             if not dc:
                 _tile_load(bc, tw, c, pc, sc0, sc1, ni, nj)
             if not dx:
@@ -1061,15 +1012,8 @@ def _launch(op: str, ks: dict, bufs: tuple, layouts: tuple) -> None:
     tiled = p.path == TILED
     k = ks[(tiled, p.parallel)]
     last = p.tile if tiled else p.path
-    if p.parallel:
-        with parallel_guard():
-            old = numba.set_parallel_chunksize(1)
-            try:
-                k(*bufs, shape, st, offs, p.work, p.nchunks, last)
-            finally:
-                numba.set_parallel_chunksize(old)
-    else:
-        k(*bufs, shape, st, offs, 0, p.work, last)
+    tail = (p.work, p.nchunks) if p.parallel else (0, p.work)
+    launch(k, (*bufs, shape, st, offs, *tail, last), p.parallel)
 
 
 def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
@@ -1116,14 +1060,10 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     last = p.tile if tiled else p.path
     tail = (shape, st, offs, p.work, p.nchunks, last) if p.parallel else (shape, st, offs, 0, p.work, last)
     if p.parallel:
+        par = in_parallel(k)
+
         def run(*bufs):
-            bufs = [b if v is None else b.view(v) for b, v in zip(bufs, views)]
-            with parallel_guard():
-                old = numba.set_parallel_chunksize(1)
-                try:
-                    k(*bufs, *tail)
-                finally:
-                    numba.set_parallel_chunksize(old)
+            par(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
     elif any(v is not None for v in views):
         def run(*bufs):
             k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)

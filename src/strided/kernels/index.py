@@ -29,14 +29,14 @@ from .common import DTYPES, check_buffer, check_layout  # (imports strided.threa
 
 
 import numpy as np
-from numba import njit, parallel_chunksize, prange
+from numba import njit, prange
 
 from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
-from ..threads import parallel_guard
 from .copy import bits_view, check_dst_layout, copy_run, nchunks
+from .walk import carry, chunk, launch, seek
 
 _u = np.uint64  # unsigned buffer indices, as in the copy kernels: no wraparound test per access
 
@@ -49,21 +49,13 @@ __all__ = ["index_select", "gather_offsets", "check_index"]
 
 
 @njit(cache=True)
-def _offsets(shape, stride, offset, out):
+def _offsets(shape, st, offset, out):
     nd = shape.shape[0]
     idx = np.zeros(nd, np.int64)
     pos = offset
     for e in range(out.shape[0]):
         out[e] = pos
-        k = nd - 1
-        while k >= 0:
-            if idx[k] + 1 < shape[k]:
-                idx[k] += 1
-                pos += stride[k]
-                break
-            pos -= idx[k] * stride[k]
-            idx[k] = 0
-            k -= 1
+        (pos,) = carry(shape, st, nd, idx, (pos,))[1]
 
 
 def gather_offsets(layout: Layout) -> np.ndarray:
@@ -71,7 +63,8 @@ def gather_offsets(layout: Layout) -> np.ndarray:
     check_layout("gather_offsets", "layout", layout)
     out = np.empty(layout.numel, np.int64)
     if layout.numel:
-        _offsets(np.asarray(layout.shape, np.int64), np.asarray(layout.stride, np.int64), layout.offset, out)
+        st = np.asarray(layout.stride, np.int64).reshape(1, layout.ndim)
+        _offsets(np.asarray(layout.shape, np.int64), st, layout.offset, out)
     return out
 
 
@@ -81,13 +74,14 @@ def gather_offsets(layout: Layout) -> np.ndarray:
 
 
 @njit(cache=True)
-def _copy_block(dst, db, src, sb, shape, dstr, sstr, idx):
-    """One whole block of merged dims; ``idx`` is scratch for the odometer."""
+def _copy_block(dst, db, src, sb, shape, st, idx):
+    """One whole block of merged dims (``st``: dst's strides, then src's); ``idx`` is
+    scratch for the odometer."""
     nd = shape.shape[0]
     last = nd - 1
     inner = shape[last]
-    di = dstr[last]
-    si = sstr[last]
+    di = st[0, last]
+    si = st[1, last]
     if nd == 1:
         if di == 1 and si == 1:  # a dense slice (a row of an embedding table): memmove
             copy_run(dst, db, src, sb, inner)
@@ -95,74 +89,45 @@ def _copy_block(dst, db, src, sb, shape, dstr, sstr, idx):
         for t in range(inner):
             dst[_u(db + t * di)] = src[_u(sb + t * si)]
         return
-    for k in range(nd):
-        idx[k] = 0
-    d = db
-    s = sb
+    idx[:] = 0
+    d, s = db, sb
     while True:
         for t in range(inner):
             dst[_u(d + t * di)] = src[_u(s + t * si)]
-        k = last - 1
-        while k >= 0:
-            if idx[k] + 1 < shape[k]:
-                idx[k] += 1
-                d += dstr[k]
-                s += sstr[k]
-                break
-            d -= idx[k] * dstr[k]
-            s -= idx[k] * sstr[k]
-            idx[k] = 0
-            k -= 1
+        k, (d, s) = carry(shape, st, last, idx, (d, s))
         if k < 0:
             return
 
 
 @njit(cache=True)
-def _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, lo, hi):
-    """Units [lo, hi) of (outer position, k), k fastest."""
+def _isel_body(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, lo, hi):
+    """Units [lo, hi) of (outer position, k), k fastest; ``ost`` and ``ist`` are the outer
+    and inner dims' strides, dst's row then src's."""
     K = index.shape[0]
     nd = oshape.shape[0]
     oidx = np.empty(nd, np.int64)
     scratch = np.empty(ishape.shape[0], np.int64)
     o = lo // K
     k = lo - o * K
-    d = doff
-    s = soff
-    for j in range(nd - 1, -1, -1):
-        i = o % oshape[j]
-        o //= oshape[j]
-        oidx[j] = i
-        d += i * odstr[j]
-        s += i * osstr[j]
+    d, s = seek(o, oshape, ost, nd, oidx, (doff, soff))
     for u in range(lo, hi):
-        _copy_block(dst, d + k * kd, src, s + index[k] * ks, ishape, idstr, isstr, scratch)
+        _copy_block(dst, d + k * kd, src, s + index[k] * ks, ishape, ist, scratch)
         k += 1
         if k == K:
             k = 0
-            j = nd - 1
-            while j >= 0:
-                if oidx[j] + 1 < oshape[j]:
-                    oidx[j] += 1
-                    d += odstr[j]
-                    s += osstr[j]
-                    break
-                d -= oidx[j] * odstr[j]
-                s -= oidx[j] * osstr[j]
-                oidx[j] = 0
-                j -= 1
+            d, s = carry(oshape, ost, nd, oidx, (d, s))[1]
 
 
 @njit(cache=True)
-def _isel_s(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, units):
-    _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, 0, units)
+def _isel_s(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, units):
+    _isel_body(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, 0, units)
 
 
 @njit(cache=True, parallel=True)
-def _isel_p(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, units, nchunks):
+def _isel_p(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, units, nchunks):
     for c in prange(nchunks):
-        lo = c * units // nchunks
-        hi = (c + 1) * units // nchunks
-        _isel_body(dst, doff, src, soff, oshape, odstr, osstr, index, kd, ks, ishape, idstr, isstr, lo, hi)
+        lo, hi = chunk(c, nchunks, units)
+        _isel_body(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, lo, hi)
 
 
 def check_index(op: str, index, dim: int, size: int) -> np.ndarray:
@@ -192,12 +157,11 @@ def check_index(op: str, index, dim: int, size: int) -> np.ndarray:
 
 @caches.lru("index.merged_dims", "shape, dst and src strides", 1024)
 def _merged(shape, dst_stride, src_stride):
-    """Merged (shape, dst strides, src strides) of a sub-block; rank 0 is one element.
+    """Merged (shape, strides: dst's row then src's) of a sub-block; rank 0 is one element.
 
     Cached (the arguments are tuples): planning costs more than a small copy."""
     it = NdIter(Layout(shape, dst_stride), Layout(shape, src_stride))
-    return (np.asarray(it.shape, np.int64), np.asarray(it.strides[0], np.int64),
-            np.asarray(it.strides[1], np.int64))
+    return np.asarray(it.shape, np.int64), np.asarray(it.strides[:2], np.int64).reshape(2, len(it.shape))
 
 
 def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout, dim: int,
@@ -234,14 +198,12 @@ def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layou
         return
     db, sb = bits_view(dst), bits_view(src)
     ds, ss = dst_layout.stride, src_layout.stride
-    oshape, odstr, osstr = _merged(src_layout.shape[:d], ds[:d], ss[:d])
-    ishape, idstr, isstr = _merged(src_layout.shape[d + 1:], ds[d + 1:], ss[d + 1:])
+    oshape, ost = _merged(src_layout.shape[:d], ds[:d], ss[:d])
+    ishape, ist = _merged(src_layout.shape[d + 1:], ds[d + 1:], ss[d + 1:])
     units = n // max(1, int(np.prod(ishape)))
-    args = (db, dst_layout.offset, sb, src_layout.offset, oshape, odstr, osstr, idx, ds[d], ss[d],
-            ishape, idstr, isstr, units)
+    args = (db, dst_layout.offset, sb, src_layout.offset, oshape, ost, idx, ds[d], ss[d], ishape, ist, units)
     chunks = nchunks(units, n)
     if chunks < 2:
-        _isel_s(*args)
-        return
-    with parallel_guard(), parallel_chunksize(1):
-        _isel_p(*args, chunks)
+        launch(_isel_s, args, False)
+    else:
+        launch(_isel_p, (*args, chunks), True)

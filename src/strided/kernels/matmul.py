@@ -75,7 +75,6 @@ from . import common  # noqa: F401  (imports strided.threads before numba)
 import operator
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.core import cgutils
@@ -83,6 +82,7 @@ from numba.extending import intrinsic
 
 from .. import caches, threads
 from ..errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
+from .walk import carry, chunk as chunk_of, launch, seek
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
            "ROW", "COL", "PACK_ROW", "PACK_COL", "DEFAULT_CHUNK", "INT_MAX"]
@@ -343,7 +343,9 @@ def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
     a model multiplies the same shapes every step, and four small arrays cost more than
     a tiny batched gemm."""
     p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split)
-    arrays = tuple(np.array(t, np.int64) for t in (p.walk_shape, p.a_walk, p.b_walk, p.c_walk))
+    # the batch dims, and the operands' strides along them as rows of one array
+    arrays = (np.array(p.walk_shape, np.int64),
+              np.array((p.a_walk, p.b_walk, p.c_walk), np.int64).reshape(3, len(p.walk_shape)))
     for x in arrays:
         x.flags.writeable = False
     return p, arrays
@@ -535,12 +537,7 @@ def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
             return
         # Each thread runs whole gemms on its own: the pool stays pinned to one
         # thread so that the threads do not each wake the (shared) BLAS pool.
-        with threads.parallel_guard():
-            old = numba.set_parallel_chunksize(1)
-            try:
-                gemm_batched_parallel(*args, p.split)
-            finally:
-                numba.set_parallel_chunksize(old)
+        launch(gemm_batched_parallel, (*args, p.split), True)
     finally:
         _set_blas_threads(threads.get_num_threads())
 
@@ -581,8 +578,9 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
 def _gemm_range(a, b, c, m, n, k,
                 a_mode, a_ld, a_sr, a_sc,
                 b_mode, b_ld, b_sr, b_sc,
-                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, t0, t1):
-    """C[t] = A[t] @ B[t] for the batches t0 <= t < t1 of the odometer over ``bshape``.
+                bshape, bst, a_off, b_off, c_off, chunk, blas_int, t0, t1):
+    """C[t] = A[t] @ B[t] for the batches t0 <= t < t1 of the odometer over ``bshape``
+    (``bst``: A's, B's and C's batch strides, one row each).
 
     ``c`` is dense row-major per matrix (row stride n); m, n, k >= 1.  Batch
     offsets advance by each operand's own per-dim strides (any sign, zero
@@ -610,17 +608,7 @@ def _gemm_range(a, b, c, m, n, k,
 
     nd = bshape.shape[0]
     idx = np.zeros(nd, np.int64)
-    oa = a_off
-    ob = b_off
-    oc = c_off
-    rem = t0
-    for d in range(nd - 1, -1, -1):  # the odometer's position at t0
-        i = rem % bshape[d]
-        rem //= bshape[d]
-        idx[d] = i
-        oa += i * a_bst[d]
-        ob += i * b_bst[d]
-        oc += i * c_bst[d]
+    oa, ob, oc = seek(t0, bshape, bst, nd, idx, (a_off, b_off, c_off))
     for _t in range(t0, t1):
         for i0 in range(0, m, chunk):
             mc = min(chunk, m - i0)
@@ -688,49 +676,35 @@ def _gemm_range(a, b, c, m, n, k,
                         _sgemm(_ptr(ch, 0), _ptr(ch, 1), _ptr(ints, 0), _ptr(ints, 1), _ptr(ints, 2),
                                _ptr(sc, 0), b_ptr, _ptr(ints, 3), a_ptr, _ptr(ints, 4),
                                beta, c_ptr, _ptr(ints, 5))
-        # Odometer over the batch dims: a carry adds one stride, a wrap takes back what it added.
-        d = nd - 1
-        while d >= 0:
-            idx[d] += 1
-            oa += a_bst[d]
-            ob += b_bst[d]
-            oc += c_bst[d]
-            if idx[d] < bshape[d]:
-                break
-            oa -= a_bst[d] * bshape[d]
-            ob -= b_bst[d] * bshape[d]
-            oc -= c_bst[d] * bshape[d]
-            idx[d] = 0
-            d -= 1
+        oa, ob, oc = carry(bshape, bst, nd, idx, (oa, ob, oc))[1]
 
 
 @njit(cache=True, nogil=True)
 def gemm_batched(a, b, c, m, n, k,
                  a_mode, a_ld, a_sr, a_sc,
                  b_mode, b_ld, b_sr, b_sc,
-                 bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int):
+                 bshape, bst, a_off, b_off, c_off, chunk, blas_int):
     """Every batch of the odometer over ``bshape``, on the calling thread."""
     total = 1
     for d in range(bshape.shape[0]):
         total *= bshape[d]
     _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, 0, total)
+                bshape, bst, a_off, b_off, c_off, chunk, blas_int, 0, total)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def gemm_batched_parallel(a, b, c, m, n, k,
                           a_mode, a_ld, a_sr, a_sc,
                           b_mode, b_ld, b_sr, b_sc,
-                          bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, nchunks):
+                          bshape, bst, a_off, b_off, c_off, chunk, blas_int, nchunks):
     """Every batch, in ``nchunks`` ranges of consecutive batches under ``prange``."""
     total = 1
     for d in range(bshape.shape[0]):
         total *= bshape[d]
     for r in prange(nchunks):
-        t0 = r * total // nchunks
-        t1 = (r + 1) * total // nchunks
+        t0, t1 = chunk_of(r, nchunks, total)
         _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                    bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off, chunk, blas_int, t0, t1)
+                    bshape, bst, a_off, b_off, c_off, chunk, blas_int, t0, t1)
 
 
 # ---------------------------------------------------------------------------
@@ -738,7 +712,7 @@ def gemm_batched_parallel(a, b, c, m, n, k,
 
 
 @njit(cache=True, nogil=True)
-def batch_offsets(bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off):
+def batch_offsets(bshape, bst, a_off, b_off, c_off):
     """Base offsets of every batch matrix of the three operands, odometer order."""
     nd = bshape.shape[0]
     total = 1
@@ -748,26 +722,12 @@ def batch_offsets(bshape, a_bst, b_bst, c_bst, a_off, b_off, c_off):
     ob_all = np.empty(total, np.int64)
     oc_all = np.empty(total, np.int64)
     idx = np.zeros(nd, np.int64)
-    oa = a_off
-    ob = b_off
-    oc = c_off
+    oa, ob, oc = a_off, b_off, c_off
     for t in range(total):
         oa_all[t] = oa
         ob_all[t] = ob
         oc_all[t] = oc
-        d = nd - 1
-        while d >= 0:
-            idx[d] += 1
-            oa += a_bst[d]
-            ob += b_bst[d]
-            oc += c_bst[d]
-            if idx[d] < bshape[d]:
-                break
-            oa -= a_bst[d] * bshape[d]
-            ob -= b_bst[d] * bshape[d]
-            oc -= c_bst[d] * bshape[d]
-            idx[d] = 0
-            d -= 1
+        oa, ob, oc = carry(bshape, bst, nd, idx, (oa, ob, oc))[1]
     return oa_all, ob_all, oc_all
 
 

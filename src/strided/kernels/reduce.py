@@ -76,10 +76,10 @@ from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
-from ..threads import get_num_threads, parallel_guard
+from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
+from .walk import carry, launch, seek
 
-import numba  # noqa: E402  (numba comes after strided.threads)
 from numba import njit, prange, types  # noqa: E402
 from numba.extending import overload, register_jitable  # noqa: E402
 
@@ -201,35 +201,21 @@ def _ov_leaf_run(src, p, s, m, buf):
 
 
 # ---------------------------------------------------------------------------
-# odometers over a list of dims carrying two positions (source, output)
+# The kept dims K carry two positions (source, output; ``kst`` has those two rows), the
+# reduced dims R one (``rsrc`` is the source's row).  Both walk with the shared odometer;
+# ``pos`` is the caller's scratch for the positions, so that no call allocates.
 
 
 @_jitable
-def _unravel2(flat, shape, st, idx):
-    """Positions (src, out) of the ``flat``-th point of ``shape``; fills ``idx``."""
-    ps = 0
-    po = 0
-    r = flat
-    for d in range(shape.shape[0] - 1, -1, -1):
-        n = shape[d]
-        q = r % n
-        r //= n
-        idx[d] = q
-        ps += q * st[0, d]
-        po += q * st[1, d]
-    return ps, po
+def _point(flat, shape, st, nd, idx):
+    """Positions (src, out) of the ``flat``-th point of dims ``[0, nd)``; fills ``idx``."""
+    return seek(flat, shape, st, nd, idx, (0, 0))
 
 
 @_jitable
-def _advance2(shape, st, idx, ps, po):
-    for d in range(shape.shape[0] - 1, -1, -1):
-        idx[d] += 1
-        if idx[d] < shape[d]:
-            return ps + st[0, d], po + st[1, d]
-        ps -= (shape[d] - 1) * st[0, d]
-        po -= (shape[d] - 1) * st[1, d]
-        idx[d] = 0
-    return ps, po
+def _next_point(shape, st, idx, ps, po):
+    """Positions (src, out) of the point after the one at (ps, po)."""
+    return carry(shape, st, shape.shape[0], idx, (ps, po))[1]
 
 
 def _make_reduce(comb, leaf_comb):
@@ -276,17 +262,10 @@ def _make_reduce(comb, leaf_comb):
         """Reduce the R points [r0, r1) (flat, in memory order) starting at ``base``."""
         nd = rshape.shape[0]
         inner = rshape[nd - 1]
-        s = rsrc[nd - 1]
+        s = rsrc[0, nd - 1]
         row = r0 // inner
         j = r0 - row * inner
-        rb = 0
-        r = row
-        for d in range(nd - 2, -1, -1):
-            n = rshape[d]
-            q = r % n
-            r //= n
-            ridx[d] = q
-            rb += q * rsrc[d]
+        (rb,) = seek(row, rshape, rsrc, nd - 1, ridx, (0,))
         sp = 0
         cur = ident  # short runs are gathered into one leaf-sized partial before the cascade
         cn = 0
@@ -310,13 +289,7 @@ def _make_reduce(comb, leaf_comb):
             i += m
             j = 0
             if i < r1:
-                for d in range(nd - 2, -1, -1):
-                    ridx[d] += 1
-                    if ridx[d] < rshape[d]:
-                        rb += rsrc[d]
-                        break
-                    rb -= (rshape[d] - 1) * rsrc[d]
-                    ridx[d] = 0
+                (rb,) = carry(rshape, rsrc, nd - 1, ridx, (rb,))[1]
         if cn:
             sp = push(vals, lvls, sp, cur)
         return fold(vals, sp, ident)
@@ -329,16 +302,16 @@ def _make_reduce(comb, leaf_comb):
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
         buf = _scratch(src)
-        ps, po = _unravel2(p0, kshape, kst, kidx)
+        ps, po = _point(p0, kshape, kst, kshape.shape[0], kidx)
         if rshape.shape[0] == 1 and nr <= BLOCK:  # one short run per output: a leaf is all it takes
-            s = rsrc[0]
+            s = rsrc[0, 0]
             for _ in range(p0, p1):
                 out[ooff + po] = leaf(src, soff + ps, s, nr, ident, buf)
-                ps, po = _advance2(kshape, kst, kidx, ps, po)
+                ps, po = _next_point(kshape, kst, kidx, ps, po)
             return
         for _ in range(p0, p1):
             out[ooff + po] = reduce_range(src, soff + ps, rshape, rsrc, 0, nr, ident, vals, lvls, ridx, buf)
-            ps, po = _advance2(kshape, kst, kidx, ps, po)
+            ps, po = _next_point(kshape, kst, kidx, ps, po)
 
     @_jitable
     def inner_partial(src, part, kshape, kst, rshape, rsrc, soff, nr, nsplit, w0, w1, identa):
@@ -352,7 +325,7 @@ def _make_reduce(comb, leaf_comb):
         for w in range(w0, w1):
             pi = w // nsplit
             c = w - pi * nsplit
-            ps, po = _unravel2(pi, kshape, kst, kidx)
+            ps, po = _point(pi, kshape, kst, kshape.shape[0], kidx)
             part[w] = reduce_range(
                 src, soff + ps, rshape, rsrc, c * nr // nsplit, (c + 1) * nr // nsplit, ident, vals, lvls, ridx, buf
             )
@@ -360,13 +333,13 @@ def _make_reduce(comb, leaf_comb):
     @_jitable
     def inner_finish(part, out, kshape, kst, ooff, nk, nsplit):
         kidx = np.zeros(kshape.shape[0], np.int64)
-        ps, po = _unravel2(0, kshape, kst, kidx)
+        ps, po = _point(0, kshape, kst, kshape.shape[0], kidx)
         for pi in range(nk):
             r = part[pi * nsplit]
             for c in range(1, nsplit):
                 r = comb(r, part[pi * nsplit + c])
             out[ooff + po] = r
-            ps, po = _advance2(kshape, kst, kidx, ps, po)
+            ps, po = _next_point(kshape, kst, kidx, ps, po)
 
     def outer_items(src, out, part, kshape, kst, rshape, rsrc, soff, ooff, nr, ncol, width, nrs, w0, w1, identa):
         """OUTER: item w = (outer K point, column block, part of the rows); rows are folded into ``acc``.
@@ -378,7 +351,6 @@ def _make_reduce(comb, leaf_comb):
         n_in = kshape[nk - 1]
         ss = kst[0, nk - 1]
         so = kst[1, nk - 1]
-        kouter = kshape[: nk - 1]
         kidx = np.zeros(nk, np.int64)
         nrd = rshape.shape[0]
         ridx = np.zeros(nrd, np.int64)
@@ -391,15 +363,8 @@ def _make_reduce(comb, leaf_comb):
             c0 = (wc - pi * ncol) * width
             wl = min(width, n_in - c0)
             r0 = rp * nr // nrs
-            ps, po = _unravel2(pi, kouter, kst, kidx)
-            rb = 0
-            r = r0
-            for d in range(nrd - 1, -1, -1):
-                n = rshape[d]
-                q = r % n
-                r //= n
-                ridx[d] = q
-                rb += q * rsrc[d]
+            ps, po = _point(pi, kshape, kst, nk - 1, kidx)
+            (rb,) = seek(r0, rshape, rsrc, nrd, ridx, (0,))
             cnt = 0  # rows in tmp
             nfold = 0  # blocks folded into acc
             for _ in range(r0, (rp + 1) * nr // nrs):
@@ -429,13 +394,7 @@ def _make_reduce(comb, leaf_comb):
                             acc[k] = comb(acc[k], tmp[k])
                     nfold += 1
                     cnt = 0
-                for d in range(nrd - 1, -1, -1):
-                    ridx[d] += 1
-                    if ridx[d] < rshape[d]:
-                        rb += rsrc[d]
-                        break
-                    rb -= (rshape[d] - 1) * rsrc[d]
-                    ridx[d] = 0
+                (rb,) = carry(rshape, rsrc, nrd, ridx, (rb,))[1]
             if nfold and cnt:
                 for k in range(wl):
                     tmp[k] = comb(acc[k], tmp[k])
@@ -454,13 +413,12 @@ def _make_reduce(comb, leaf_comb):
         nk = kshape.shape[0]
         n_in = kshape[nk - 1]
         so = kst[1, nk - 1]
-        kouter = kshape[: nk - 1]
         kidx = np.zeros(nk, np.int64)
         for wc in range(nwc):
             pi = wc // ncol
             c0 = (wc - pi * ncol) * width
             wl = min(width, n_in - c0)
-            ps, po = _unravel2(pi, kouter, kst, kidx)
+            ps, po = _point(pi, kshape, kst, nk - 1, kidx)
             q = ooff + po + c0 * so
             for k in range(wl):
                 r = part[wc * nrs, k]
@@ -518,11 +476,11 @@ def _make_arg(better):
 
     def inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, p0, p1):
         kidx = np.zeros(kshape.shape[0], np.int64)
-        ps, po = _unravel2(p0, kshape, kst, kidx)
+        ps, po = _point(p0, kshape, kst, kshape.shape[0], kidx)
         for _ in range(p0, p1):
             best, bi = arg_run(src, soff + ps, rs, 0, n)
             out[ooff + po] = bi
-            ps, po = _advance2(kshape, kst, kidx, ps, po)
+            ps, po = _next_point(kshape, kst, kidx, ps, po)
 
     @_jitable
     def inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, w0, w1):
@@ -530,7 +488,7 @@ def _make_arg(better):
         for w in range(w0, w1):
             pi = w // nsplit
             c = w - pi * nsplit
-            ps, po = _unravel2(pi, kshape, kst, kidx)
+            ps, po = _point(pi, kshape, kst, kshape.shape[0], kidx)
             best, bi = arg_run(src, soff + ps, rs, c * n // nsplit, (c + 1) * n // nsplit)
             pbest[w] = best
             pidx[w] = bi
@@ -538,7 +496,7 @@ def _make_arg(better):
     @_jitable
     def inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit):
         kidx = np.zeros(kshape.shape[0], np.int64)
-        ps, po = _unravel2(0, kshape, kst, kidx)
+        ps, po = _point(0, kshape, kst, kshape.shape[0], kidx)
         for pi in range(nk):
             best = pbest[pi * nsplit]
             bi = pidx[pi * nsplit]
@@ -547,14 +505,13 @@ def _make_arg(better):
                     best = pbest[pi * nsplit + c]
                     bi = pidx[pi * nsplit + c]
             out[ooff + po] = bi
-            ps, po = _advance2(kshape, kst, kidx, ps, po)
+            ps, po = _next_point(kshape, kst, kidx, ps, po)
 
     def outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, w0, w1):
         nk = kshape.shape[0]
         n_in = kshape[nk - 1]
         ss = kst[0, nk - 1]
         so = kst[1, nk - 1]
-        kouter = kshape[: nk - 1]
         kidx = np.zeros(nk, np.int64)
         bestv = _values_like(src, width)
         bidx = np.zeros(width, np.int64)
@@ -562,7 +519,7 @@ def _make_arg(better):
             pi = w // ncol
             c0 = (w - pi * ncol) * width
             wl = min(width, n_in - c0)
-            ps, po = _unravel2(pi, kouter, kst, kidx)
+            ps, po = _point(pi, kshape, kst, nk - 1, kidx)
             p = soff + ps + c0 * ss
             for k in range(wl):
                 bestv[k] = _dec(src[p + k * ss])
@@ -604,8 +561,9 @@ def _make_arg(better):
 
 
 @njit(**_JIT)
-def _fill(out, shape, stride, off, value):
-    """Write value[0] at every element of a layout (results of reducing a zero-size dim)."""
+def _fill(out, shape, st, off, value):
+    """Write value[0] at every element of a layout (results of reducing a zero-size dim);
+    ``st`` is the layout's strides as one row."""
     n = 1
     for d in range(shape.shape[0]):
         n *= shape[d]
@@ -613,13 +571,7 @@ def _fill(out, shape, stride, off, value):
     p = off
     for _ in range(n):
         out[p] = value[0]
-        for d in range(shape.shape[0] - 1, -1, -1):
-            idx[d] += 1
-            if idx[d] < shape[d]:
-                p += stride[d]
-                break
-            p -= (shape[d] - 1) * stride[d]
-            idx[d] = 0
+        (p,) = carry(shape, st, shape.shape[0], idx, (p,))[1]
 
 
 _COMB = {"sum": (_c_sum, _r_sum), "prod": (_c_prod, _r_prod), "max": (_c_max, _c_max), "min": (_c_min, _c_min)}
@@ -714,7 +666,7 @@ def _plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_m
         np.array(p.kshape, dtype=np.int64),
         np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape)),
         np.array(p.rshape, dtype=np.int64),
-        np.array(p.rstrides, dtype=np.int64),
+        np.array(p.rstrides, dtype=np.int64).reshape(1, len(p.rshape)),
     )
     for a in arrays:
         a.flags.writeable = False
@@ -807,7 +759,7 @@ def _fill_out(out, out_layout: Layout, value: np.ndarray) -> None:
     _fill(
         out,
         np.array(out_layout.shape, dtype=np.int64),
-        np.array(out_layout.stride, dtype=np.int64),
+        np.array(out_layout.stride, dtype=np.int64).reshape(1, out_layout.ndim),
         out_layout.offset,
         value,
     )
@@ -855,7 +807,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
 
         def run(src, out):
             part = np.empty(m, dtype=acc)
-            _call(k, (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident), True)
+            launch(k, (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident), True)
     elif p.case == INNER:
         nr, nk = p.nr, p.nk
 
@@ -873,7 +825,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
 
         def run(src, out):
             part = none if none is not None else np.empty((rows, width), dtype=acc)
-            _call(k, (src, out, part, kshape, kst, rshape, rst, *tail), par)
+            launch(k, (src, out, part, kshape, kst, rshape, rst, *tail), par)
     return run
 
 
@@ -901,18 +853,6 @@ def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype
         def run(src, out):
             inner(src.view(view), out)
     return run, (shi, ohi)
-
-
-def _call(k, args, parallel: bool) -> None:
-    if parallel:
-        with parallel_guard():
-            old = numba.set_parallel_chunksize(1)
-            try:
-                k(*args)
-            finally:
-                numba.set_parallel_chunksize(old)
-    else:
-        k(*args)
 
 
 def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
@@ -953,4 +893,4 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
         nitems = (p.nk // p.kshape[-1]) * p.ncol
         lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
         args = (src, out, kshape, kst, n, rs, so, oo, p.ncol, p.width, *lo_hi)
-    _call(k, args, p.parallel)
+    launch(k, args, p.parallel)

@@ -1,0 +1,134 @@
+"""What the kernel families share at run time: the odometer that carries k operands'
+positions through merged dims, how work is cut into chunks, and how a kernel is launched.
+
+The odometer works on ``shape`` (merged dims, outermost first), ``st`` (one row of
+strides per operand: ``st[k, d]`` is operand k's stride along dim d), ``idx`` (the
+coordinates, scratch the kernel owns) and a tuple of the k operands' positions, which
+``seek`` and ``carry`` take and return so that the positions stay in registers.  It walks
+the leading ``nd`` dims only: a kernel that runs its innermost dim inline (rows, runs,
+blocks) passes ``nd = len(shape) - 1`` and calls ``carry`` once a row.
+
+The launcher: a family's planner counts its work units and elements; ``nchunks`` says
+how many chunks that work is cut into (1: run on the calling thread), and ``launch``
+runs the serial driver or enters the parallel one.  Each kernel is compiled twice, as a
+serial driver over ``[0, units)`` and a ``prange`` driver over ``chunk``s of it, rather
+than once with ``parallel=True``: entering a parallel region costs far more than a small
+kernel's whole run, even for one chunk.
+"""
+
+from __future__ import annotations
+
+from .common import CHUNKS_PER_THREAD
+from ..threads import get_num_threads, parallel_guard
+
+import numba  # noqa: E402  (numba comes after strided.threads)
+from numba.extending import overload, register_jitable  # noqa: E402
+
+__all__ = ["seek", "carry", "chunk", "nchunks", "launch", "in_parallel"]
+
+_jitable = register_jitable(error_model="numpy")
+
+
+def seek(pos, shape, st, nd, idx, base):  # pragma: no cover - the overload runs in numba
+    """Point the odometer at flat position ``pos`` of dims ``[0, nd)`` (row-major: dim
+    ``nd - 1`` fastest).  ``base`` is a tuple of the k operands' positions at the first
+    point; returns their positions at ``pos``, and ``idx`` gets its coordinates."""
+    raise NotImplementedError
+
+
+def carry(shape, st, nd, idx, base):  # pragma: no cover - the overload runs in numba
+    """Advance the odometer over dims ``[0, nd)`` by one point.  ``base`` is the tuple of
+    the k operands' positions; returns ``(d, positions)``: the dim that advanced, or -1
+    when the walk has passed its last point (coordinates and positions are then back at
+    the first point)."""
+    raise NotImplementedError
+
+
+# The positions travel as a tuple, so that they stay in registers (an array of them costs
+# a load and a store per step, and blocks optimisation of the loop around): numba cannot
+# loop over a tuple's items, so each count k of operands gets its code written out.
+_SEEK = """
+def impl(pos, shape, st, nd, idx, base):
+    {unpack}
+    r = pos
+    for d in range(nd - 1, -1, -1):
+        n = shape[d]
+        q = r % n
+        r //= n
+        idx[d] = q
+        {add_q}
+    return ({names},)
+"""
+_CARRY = """
+def impl(shape, st, nd, idx, base):
+    {unpack}
+    for d in range(nd - 1, -1, -1):
+        if idx[d] + 1 < shape[d]:
+            idx[d] += 1
+            return d, ({step},)
+        i = idx[d]
+        {back}
+        idx[d] = 0
+    return -1, ({names},)
+"""
+
+
+def _written_out(template: str, k: int):
+    p = [f"p{i}" for i in range(k)]
+    code = template.format(
+        unpack=f"{', '.join(p)}, = base",
+        names=", ".join(p),
+        add_q="; ".join(f"{v} += q * st[{i}, d]" for i, v in enumerate(p)),
+        step=", ".join(f"{v} + st[{i}, d]" for i, v in enumerate(p)),
+        back="; ".join(f"{v} -= i * st[{i}, d]" for i, v in enumerate(p)),
+    )
+    ns: dict = {}
+    exec(code, ns)  # noqa: S102 - code built above from fixed templates
+    return ns["impl"]
+
+
+@overload(seek, jit_options={"error_model": "numpy"})
+def _seek(pos, shape, st, nd, idx, base):
+    return _written_out(_SEEK, base.count)
+
+
+@overload(carry, jit_options={"error_model": "numpy"})
+def _carry(shape, st, nd, idx, base):
+    return _written_out(_CARRY, base.count)
+
+
+@_jitable
+def chunk(c, count, units):
+    """Work units ``[lo, hi)`` of chunk ``c`` of ``count`` (near-equal, in order)."""
+    return c * units // count, (c + 1) * units // count
+
+
+def nchunks(units: int, numel: int, parallel_min: int) -> int:
+    """How many chunks to cut ``units`` of work over ``numel`` elements into: 1 (run on the
+    calling thread) below ``parallel_min`` elements or on one thread, else a few per thread
+    (handed out one at a time, so that a thread the OS preempts holds up one small chunk)."""
+    if numel < parallel_min:
+        return 1
+    threads = get_num_threads()
+    if threads < 2:
+        return 1
+    return max(1, min(units, threads * CHUNKS_PER_THREAD))
+
+
+def launch(kernel, args: tuple, parallel: bool) -> None:
+    """Run ``kernel(*args)``, a parallel driver as ``in_parallel`` runs one."""
+    (in_parallel(kernel) if parallel else kernel)(*args)
+
+
+def in_parallel(run):
+    """``run`` (a parallel driver, or a closure calling one) wrapped to run inside
+    ``parallel_guard`` with numba handing out one chunk at a time."""
+    def par(*bufs):
+        with parallel_guard():
+            old = numba.set_parallel_chunksize(1)
+            try:
+                run(*bufs)
+            finally:
+                numba.set_parallel_chunksize(old)
+    return par
+

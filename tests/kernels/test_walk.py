@@ -1,0 +1,104 @@
+"""The shared odometer and launcher of the kernel families (``strided.kernels.walk``),
+against NumPy's ``unravel_index`` and plain arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from strided.kernels import walk
+from strided.kernels.walk import carry, chunk, seek
+
+
+@njit(cache=True)
+def _walk_all(start, shape, strides, nd, base0):
+    """From flat point ``start`` of dims [0, nd), every point's positions and the dim
+    ``carry`` reported, until it wraps (``base0``: a tuple of positions)."""
+    idx = np.zeros(max(nd, 1), np.int64)
+    pos = seek(start, shape, strides, nd, idx, base0)
+    n = 1
+    for d in range(nd):
+        n *= shape[d]
+    out = np.empty((n - start, len(base0)), np.int64)
+    dims = np.empty(n - start, np.int64)
+    for i in range(n - start):
+        for k in range(len(base0)):
+            out[i, k] = pos[k]
+        dims[i], pos = carry(shape, strides, nd, idx, pos)
+    end = np.empty(len(base0), np.int64)
+    for k in range(len(base0)):
+        end[k] = pos[k]
+    return out, dims, idx[:nd].copy(), end
+
+
+@njit(cache=True)
+def _chunks(count, units):
+    out = np.empty((count, 2), np.int64)
+    for c in range(count):
+        lo, hi = chunk(c, count, units)
+        out[c, 0] = lo
+        out[c, 1] = hi
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=5),
+    nops=st.integers(1, 4),
+    data=st.data(),
+)
+def test_seek_and_carry_visit_every_point_in_row_major_order(shape, nops, data):
+    strides = np.array(
+        [data.draw(st.lists(st.integers(-7, 7), min_size=len(shape), max_size=len(shape))) for _ in range(nops)],
+        np.int64,
+    )
+    nd = data.draw(st.integers(0, len(shape)), label="nd")
+    base0 = np.array(data.draw(st.lists(st.integers(-50, 50), min_size=nops, max_size=nops)), np.int64)
+    n = int(np.prod(shape[:nd]))
+    start = data.draw(st.integers(0, n - 1), label="start")
+    sh = np.array(shape, np.int64)
+    got, dims, idx_end, base_end = _walk_all(start, sh, strides, nd, tuple(int(b) for b in base0))
+    if nd:
+        coords = np.array(np.unravel_index(np.arange(start, n), shape[:nd])).T
+    else:  # no dims walked: one point
+        coords = np.zeros((1, 0), np.int64)
+    want = base0 + coords @ strides[:, :nd].T
+    np.testing.assert_array_equal(got, want)
+    # carry names the dim that advanced: the last one whose coordinate changed
+    for i in range(len(dims) - 1):
+        changed = np.nonzero(coords[i + 1] != coords[i])[0]
+        assert dims[i] == changed[0]
+    assert dims[-1] == -1
+    # a wrap leaves the odometer at the first point again
+    np.testing.assert_array_equal(idx_end, np.zeros(nd, np.int64))
+    np.testing.assert_array_equal(base_end, base0)
+
+
+@pytest.mark.parametrize("count,units", [(1, 0), (1, 7), (3, 10), (8, 8), (8, 3), (5, 1 << 40)])
+def test_chunks_cover_the_units_in_order(count, units):
+    c = _chunks(count, units)
+    assert c[0, 0] == 0 and c[-1, 1] == units
+    assert (c[1:, 0] == c[:-1, 1]).all()
+    sizes = c[:, 1] - c[:, 0]
+    assert sizes.min() >= 0 and sizes.max() - sizes.min() <= 1
+
+
+def test_nchunks(monkeypatch):
+    monkeypatch.setattr(walk, "get_num_threads", lambda: 4)
+    per = walk.CHUNKS_PER_THREAD
+    assert walk.nchunks(10**6, 10**6, 1000) == 4 * per
+    assert walk.nchunks(3, 10**6, 1000) == 3
+    assert walk.nchunks(0, 10**6, 1000) == 1
+    assert walk.nchunks(10**6, 999, 1000) == 1
+    monkeypatch.setattr(walk, "get_num_threads", lambda: 1)
+    assert walk.nchunks(10**6, 10**6, 1000) == 1
+
+
+def test_launch_serial_and_parallel():
+    calls = []
+    walk.launch(lambda *a: calls.append(a), (1, 2), False)
+    walk.launch(lambda *a: calls.append(a), (3,), True)
+    assert calls == [(1, 2), (3,)]
