@@ -103,7 +103,8 @@ def test_every_entry_has_a_gradient_rule():
 
 def test_not_differentiable_ops_are_exactly_these():
     nd = {name for name, spec in REGISTRY.items() if spec.grad is NOT_DIFFERENTIABLE}
-    assert nd == {"not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "argmax", "argmin"}
+    assert nd == {"not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "argmax", "argmin",
+                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"}
 
 
 def _hand_recorded(name):
@@ -190,6 +191,7 @@ UNARY_ORACLE = {
     "sign": np.sign,
     "recip": lambda x: 1.0 / x,
     "not": np.logical_not,
+    "bitwise_invert": np.invert,
 }
 POSITIVE_ONLY = {"log", "sqrt"}
 
@@ -209,13 +211,24 @@ BINARY_ORACLE = {
     "ge": np.greater_equal,
     "logical_and": np.logical_and,
     "logical_or": np.logical_or,
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
 }
 BOOL_ONLY = {"not", "logical_and", "logical_or"}
+INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"}
+
+
+def _scalar(name, value):
+    """A Python scalar of the kind the op takes."""
+    return True if name in BOOL_ONLY else 6 if name in INT_ONLY else value
 
 
 def _unary_data(name, rng):
     if name in BOOL_ONLY:
         return rng.random((3, 4)) > 0.5
+    if name in INT_ONLY:
+        return rng.integers(-50, 50, (3, 4))
     if name in POSITIVE_ONLY:
         return rng.uniform(0.5, 2.0, (3, 4))
     return rng.uniform(0.5, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
@@ -224,6 +237,8 @@ def _unary_data(name, rng):
 def _binary_data(name, rng, shape_a=(3, 4), shape_b=(3, 4)):
     if name in BOOL_ONLY:
         return rng.random(shape_a) > 0.5, rng.random(shape_b) > 0.5
+    if name in INT_ONLY:
+        return rng.integers(-50, 50, shape_a), rng.integers(-50, 50, shape_b)
     a = rng.uniform(0.5, 2.0, shape_a)
     b = rng.uniform(0.5, 2.0, shape_b)
     if name in ("eq", "ne", "le", "ge") and shape_a == shape_b:
@@ -302,7 +317,7 @@ def test_binary_methods_and_operators_match_numpy(name):
         _check(getattr(sd.tensor(x2), m)(sd.tensor(y2)), fn(x2, y2), f"Tensor.{m} broadcasting (3,4),(4,)")
         _check(getattr(sd.tensor(x3), m)(sd.tensor(y3)), fn(x3, y3), f"Tensor.{m} broadcasting (3,1),(1,4)")
     # with a Python scalar on the right
-    s = True if name in BOOL_ONLY else 1.25
+    s = _scalar(name, 1.25)
     for m in spec.methods + spec.operators:
         _check(getattr(a, m)(s), fn(x, s), f"Tensor.{m}(scalar)")
 
@@ -314,7 +329,7 @@ def test_reflected_operators_compute_other_op_self(name):
     fn = BINARY_ORACLE[name]
     x, _ = _binary_data(name, rng)
     t = sd.tensor(x)
-    s = True if name in BOOL_ONLY else 2.0
+    s = _scalar(name, 2.0)
     for r in spec.reflected:
         _check(getattr(t, r)(s), fn(s, x), f"Tensor.{r}({s!r}) (= {s!r} {name} t)")
 

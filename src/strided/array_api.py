@@ -4,7 +4,7 @@ Every function here is a view, a composition of ops declared in ``strided.ops``
 (no kernel of its own), or, for LAPACK, a copy through NumPy (``linalg_api``).
 The package re-exports them, so ``strided.concat`` or ``x.__array_namespace__().sum``
 is what this module defines.  What the standard names but strided has no kernel for
-yet (the bitwise ops, rounding, ``sort``, the cumulative sums, the extra integer and
+yet (the shifts, rounding, ``sort``, the cumulative sums, the extra integer and
 complex dtypes, ...) is absent rather than emulated: ``hasattr(strided, name)`` tells
 the truth.
 
@@ -565,6 +565,9 @@ greater = _binary_fn("greater", "gt")
 greater_equal = _binary_fn("greater_equal", "ge")
 logical_and = _binary_fn("logical_and", "logical_and")
 logical_or = _binary_fn("logical_or", "logical_or")
+bitwise_and = _binary_fn("bitwise_and", "bitwise_and")
+bitwise_or = _binary_fn("bitwise_or", "bitwise_or")
+bitwise_xor = _binary_fn("bitwise_xor", "bitwise_xor")
 
 abs = _unary_fn("abs", "abs")
 negative = _unary_fn("negative", "neg")
@@ -577,6 +580,7 @@ cos = _unary_fn("cos", "cos")
 tanh = _unary_fn("tanh", "tanh")
 sign = _unary_fn("sign", "sign")
 logical_not = _unary_fn("logical_not", "not")
+bitwise_invert = _unary_fn("bitwise_invert", "bitwise_invert")
 
 
 reciprocal = _unary_fn("reciprocal", "recip")
@@ -613,8 +617,8 @@ def positive(x, /) -> Tensor:
 
 
 def logical_xor(x1, x2, /) -> Tensor:
-    """Inequality of bools (the compare kernel's ne); other dtypes are refused, since ^ on
-    integers is bitwise, which has no kernel yet."""
+    """Inequality of bools (the compare kernel's ne); other dtypes are refused (``^`` on
+    integers is ``bitwise_xor``)."""
     for x in (x1, x2):
         if isinstance(x, Tensor) and x.dtype is not dt.bool_:
             raise DTypeError(f"logical_xor: expected bool tensors, got {x.dtype}")

@@ -65,6 +65,8 @@ UFUNCS = {
     "square": xp.square, "sqrt": xp.sqrt, "exp": xp.exp, "log": xp.log, "sin": xp.sin, "cos": xp.cos,
     "tanh": xp.tanh, "sign": xp.sign, "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite,
     "reciprocal": xp.reciprocal, "matmul": _matmul, "conjugate": xp.conj,
+    "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or, "bitwise_xor": xp.bitwise_xor,
+    "invert": xp.bitwise_invert,
 }
 
 # ufunc.reduce -> the reduction

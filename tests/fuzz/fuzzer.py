@@ -756,7 +756,6 @@ _OPERATOR = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
     "pow": lambda a, b: a**b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
     "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-    "logical_and": lambda a, b: a & b, "logical_or": lambda a, b: a | b,
 }
 
 
@@ -777,11 +776,13 @@ def _ours_step(sd, T: list, step):
         return _ours_view(sd, T[step[1]], step[2], step[3])
     if kind == "unary":
         t = T[step[2]]
-        return ~t if step[1] == "not" else getattr(t, step[1])()
+        return sd.logical_not(t) if step[1] == "not" else getattr(t, step[1])()
     if kind == "binary":
         op, a, b = step[1], opnd(step[2]), opnd(step[3])
         if op in _OPERATOR:
             return _OPERATOR[op](a, b)
+        if op in ("logical_and", "logical_or"):  # & and | are bitwise, as NumPy's
+            return getattr(sd, op)(a, b)
         if not isinstance(a, sd.Tensor):  # maximum/minimum are methods: the tensor goes first
             a, b = b, a
         return getattr(a, op)(b)
@@ -1675,7 +1676,7 @@ def to_python(program) -> str:
     lines = ["import numpy as np, strided as sd", "from math import inf, nan"]
     opnd = lambda x: _lit(x[1]) if isinstance(x, tuple) else f"t{x}"
     sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "eq": "==", "ne": "!=", "lt": "<",
-           "le": "<=", "gt": ">", "ge": ">=", "logical_and": "&", "logical_or": "|"}
+           "le": "<=", "gt": ">", "ge": ">="}
     for i, s in enumerate(program):
         k = s[0]
         if k == "leaf":
@@ -1694,7 +1695,7 @@ def to_python(program) -> str:
             else:
                 code = f"t{s[1]}.{op}({', '.join(_lit(a) for a in args)})"
         elif k == "unary":
-            code = f"~t{s[2]}" if s[1] == "not" else f"t{s[2]}.{s[1]}()"
+            code = f"sd.logical_not(t{s[2]})" if s[1] == "not" else f"t{s[2]}.{s[1]}()"
         elif k == "binary":
             if s[1] in sym:
                 code = f"{opnd(s[2])} {sym[s[1]]} {opnd(s[3])}"

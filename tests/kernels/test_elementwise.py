@@ -170,6 +170,7 @@ NP_UNARY = {
     "sin": np.sin,
     "cos": np.cos,
     "not": np.logical_not,
+    "bitwise_invert": np.invert,
     "sign": np.sign,
     "recip": lambda x: np.ones((), x.dtype) / x,
 }
@@ -200,6 +201,9 @@ NP_BINARY = {
     "ge": np.greater_equal,
     "logical_and": np.logical_and,
     "logical_or": np.logical_or,
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
 }
 
 
@@ -225,15 +229,17 @@ class no_tiles:
 
 
 # The dtype sweep: each (op, dtype) pair below is one compile.
-UNARY_CASES = [(op, "float32") for op in ew.UNARY_OPS if op != "not"]
+UNARY_CASES = [(op, "float32") for op in ew.UNARY_OPS if op not in ("not", "bitwise_invert")]
 UNARY_CASES += [(op, "float64") for op in ("exp", "tanh", "sigmoid", "log")]
 UNARY_CASES += [("neg", d) for d in ("uint8", "int64")]
 UNARY_CASES += [("abs", "int64"), ("relu", "int64"), ("sign", "int64"), ("sqr", "uint8"), ("not", "bool")]
+UNARY_CASES += [("bitwise_invert", d) for d in ("uint8", "uint32", "int64", "bool")]
 
 BINARY_CASES = [("add", d) for d in DTYPES]
 BINARY_CASES += [(op, "float32") for op in ("sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge")]
 BINARY_CASES += [("mul", "uint8"), ("sub", "uint32"), ("maximum", "int64"), ("lt", "int64"), ("pow", "int64")]
 BINARY_CASES += [("mul", "bool"), ("maximum", "bool"), ("eq", "bool"), ("logical_and", "bool"), ("logical_or", "bool")]
+BINARY_CASES += [("bitwise_and", "uint8"), ("bitwise_or", "uint32"), ("bitwise_xor", "int64"), ("bitwise_xor", "bool")]
 
 
 @pytest.mark.parametrize("op,dtype", UNARY_CASES)

@@ -173,6 +173,18 @@ def _ov_one(x):
     return lambda x: ty(1)
 
 
+def _invert(x):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_invert, jit_options=dict(error_model="numpy"))
+def _ov_invert(x):
+    # ~ on a bool would give Python's -2 (nonzero, so True): a bool's bits are one bit
+    if isinstance(x, types.Boolean):
+        return lambda x: not x
+    return lambda x: ~x
+
+
 _F32 = np.float32
 _LOG2E = _F32(1.4426950408889634)
 _LN2_HI = _F32(0.693359375)  # few significant bits, so n * _LN2_HI is exact
@@ -459,6 +471,16 @@ def _b_or(x, y):
     return x | y
 
 
+@_jitable
+def _b_xor(x, y):
+    return x ^ y
+
+
+@_jitable
+def _u_invert(x):
+    return _invert(x)
+
+
 _UNARY_FNS = {
     "exp": (_u_exp, _FLOAT),
     "log": (_u_log, _FLOAT),
@@ -474,6 +496,7 @@ _UNARY_FNS = {
     "not": (_u_not, _BOOL),
     "sign": (_u_sign, _NUMERIC),
     "recip": (_u_recip, _FLOAT),
+    "bitwise_invert": (_u_invert, _INT | _BOOL),
 }
 _BINARY_FNS = {
     "add": (_b_add, _ALL, False),
@@ -491,6 +514,9 @@ _BINARY_FNS = {
     "ge": (_b_ge, _ALL, True),
     "logical_and": (_b_and, _BOOL, True),
     "logical_or": (_b_or, _BOOL, True),
+    "bitwise_and": (_b_and, _INT | _BOOL, False),
+    "bitwise_or": (_b_or, _INT | _BOOL, False),
+    "bitwise_xor": (_b_xor, _INT | _BOOL, False),
 }
 
 UNARY_OPS: dict[str, OpSpec] = {k: OpSpec(k, d) for k, (_, d) in _UNARY_FNS.items()}

@@ -50,7 +50,8 @@ declare("sin", "unary", "float", kernel="sin", grad=_U(D["sin"]), methods=("sin"
 declare("cos", "unary", "float", kernel="cos", grad=_U(D["cos"]), methods=("cos",))
 declare("sign", "unary", "same", kernel="sign", grad=_U(D["sign"]), methods=("sign",))
 declare("recip", "unary", "float", kernel="recip", grad=_U(D["recip"]), methods=("recip",))
-declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
+declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, methods=("logical_not",))
+declare("bitwise_invert", "unary", "same", kernel="bitwise_invert", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
 
 # binary: a op b, with NumPy's broadcasting; reflected operators compute other op self
 _B = grad.binary_rule
@@ -72,10 +73,12 @@ for _name, _dunder in (("eq", "__eq__"), ("ne", "__ne__"), ("lt", "__lt__"), ("l
                        ("ge", "__ge__")):
     declare(_name, "binary", "compare", kernel=_name, grad=NOT_DIFFERENTIABLE, methods=(_name,),
             operators=(_dunder,))
-declare("logical_and", "binary", "bool", kernel="logical_and", grad=NOT_DIFFERENTIABLE,
-        operators=("__and__",), reflected=("__rand__",))
-declare("logical_or", "binary", "bool", kernel="logical_or", grad=NOT_DIFFERENTIABLE,
-        operators=("__or__",), reflected=("__ror__",))
+declare("logical_and", "binary", "bool", kernel="logical_and", grad=NOT_DIFFERENTIABLE, methods=("logical_and",))
+declare("logical_or", "binary", "bool", kernel="logical_or", grad=NOT_DIFFERENTIABLE, methods=("logical_or",))
+# & | ^ ~ are bitwise, as in NumPy (on bools they are the logical ops)
+for _name, _dunder in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
+    declare(_name, "binary", "promote", kernel=_name, grad=NOT_DIFFERENTIABLE,
+            operators=(f"__{_dunder}__",), reflected=(f"__r{_dunder}__",))
 declare("where", "where", "promote", kernel="where", grad=grad.where_back)
 
 # reductions
@@ -173,7 +176,8 @@ def _install() -> None:
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
     for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__"),
-                       ("pow", "__ipow__")):
+                       ("pow", "__ipow__"), ("bitwise_and", "__iand__"), ("bitwise_or", "__ior__"),
+                       ("bitwise_xor", "__ixor__")):
         setattr(Tensor, dunder, _inplace(op))
     Tensor.__imatmul__ = _imatmul
 
