@@ -104,7 +104,7 @@ def test_every_entry_has_a_gradient_rule():
 def test_not_differentiable_ops_are_exactly_these():
     nd = {name for name, spec in REGISTRY.items() if spec.grad is NOT_DIFFERENTIABLE}
     assert nd == {"not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "argmax", "argmin",
-                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"}
+                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "floor_divide"}
 
 
 def _hand_recorded(name):
@@ -192,8 +192,15 @@ UNARY_ORACLE = {
     "recip": lambda x: 1.0 / x,
     "not": np.logical_not,
     "bitwise_invert": np.invert,
+    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
+    "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh, "tan": np.tan, "expm1": np.expm1, "log1p": np.log1p,
+    "log2": np.log2, "log10": np.log10, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
 }
-POSITIVE_ONLY = {"log", "sqrt"}
+POSITIVE_ONLY = {"log", "sqrt", "log1p", "log2", "log10"}
+# (low, high) of |x| for the ops defined on part of the line only (both signs drawn unless positive)
+DOMAIN = {"acos": (0.05, 0.95), "asin": (0.05, 0.95), "atanh": (0.05, 0.95), "tan": (0.1, 1.2),
+          "acosh": (1.2, 3.0)}
+POSITIVE_ONLY |= {"acosh"}
 
 BINARY_ORACLE = {
     "add": np.add,
@@ -214,6 +221,12 @@ BINARY_ORACLE = {
     "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or,
     "bitwise_xor": np.bitwise_xor,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "copysign": np.copysign,
+    "logaddexp": np.logaddexp,
+    "floor_divide": np.floor_divide,
+    "remainder": np.remainder,
 }
 BOOL_ONLY = {"not", "logical_and", "logical_or"}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"}
@@ -229,9 +242,13 @@ def _unary_data(name, rng):
         return rng.random((3, 4)) > 0.5
     if name in INT_ONLY:
         return rng.integers(-50, 50, (3, 4))
-    if name in POSITIVE_ONLY:
-        return rng.uniform(0.5, 2.0, (3, 4))
-    return rng.uniform(0.5, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
+    return _float_data(name, rng, (3, 4))
+
+
+def _float_data(name, rng, shape):
+    lo, hi = DOMAIN.get(name, (0.5, 2.0))
+    x = rng.uniform(lo, hi, shape)
+    return x if name in POSITIVE_ONLY else x * rng.choice([-1.0, 1.0], shape)
 
 
 def _binary_data(name, rng, shape_a=(3, 4), shape_b=(3, 4)):
@@ -481,7 +498,9 @@ DIFFERENTIABLE_UNARY = [s.name for s in entries("unary") if s.grad is not NOT_DI
 
 def test_differentiable_unary_ops_are_the_expected_ones():
     assert set(DIFFERENTIABLE_UNARY) == {
-        "exp", "log", "sqrt", "sqr", "abs", "neg", "relu", "tanh", "sigmoid", "sin", "cos", "sign", "recip"
+        "exp", "log", "sqrt", "sqr", "abs", "neg", "relu", "tanh", "sigmoid", "sin", "cos", "sign", "recip",
+        "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1", "log1p", "log2", "log10",
+        "ceil", "floor", "trunc", "round",
     }
 
 
@@ -490,9 +509,7 @@ def test_unary_gradient_matches_finite_differences(name):
     spec = REGISTRY[name]
     assert spec.methods, f"differentiable unary op {name!r} has no method"
     rng = np.random.default_rng(100 + sum(map(ord, name)))
-    x = rng.uniform(0.5, 2.0, (3, 4))
-    if name not in POSITIVE_ONLY:  # both signs where the function is defined there (kinks stay away from 0)
-        x = x * rng.choice([-1.0, 1.0], x.shape)
+    x = _float_data(name, rng, (3, 4))  # both signs where the function is defined there (kinks stay away from 0)
     oracle = UNARY_ORACLE[name]
     want = numgrad(lambda a: np.sum(oracle(a)), [x], 0)
     for m in spec.methods + spec.operators:
@@ -512,7 +529,8 @@ def test_unary_gradient_matches_finite_differences(name):
                                err_msg=f"d/dx sum({spec.methods[0]}(x.T) * w)")
 
 
-BINARY_GRAD = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
+BINARY_GRAD = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "hypot", "copysign", "logaddexp",
+               "remainder"]
 
 
 def _binary_inputs(name, rng, shape):

@@ -4,7 +4,7 @@ Every function here is a view, a composition of ops declared in ``strided.ops``
 (no kernel of its own), or, for LAPACK, a copy through NumPy (``linalg_api``).
 The package re-exports them, so ``strided.concat`` or ``x.__array_namespace__().sum``
 is what this module defines.  What the standard names but strided has no kernel for
-yet (the shifts, rounding, ``sort``, the cumulative sums, the extra integer and
+yet (the shifts, ``sort``, the cumulative sums, the extra integer and
 complex dtypes, ...) is absent rather than emulated: ``hasattr(strided, name)`` tells
 the truth.
 
@@ -23,7 +23,7 @@ import numbers
 import ml_dtypes
 import numpy as np
 
-from . import dtype as dt
+from . import devices, dtype as dt
 from .creation import (
     check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, shape_arg,
     tensor, zeros, zeros_like,
@@ -581,6 +581,45 @@ tanh = _unary_fn("tanh", "tanh")
 sign = _unary_fn("sign", "sign")
 logical_not = _unary_fn("logical_not", "not")
 bitwise_invert = _unary_fn("bitwise_invert", "bitwise_invert")
+acos = _unary_fn("acos", "acos")
+acosh = _unary_fn("acosh", "acosh")
+asin = _unary_fn("asin", "asin")
+asinh = _unary_fn("asinh", "asinh")
+atan = _unary_fn("atan", "atan")
+atanh = _unary_fn("atanh", "atanh")
+cosh = _unary_fn("cosh", "cosh")
+sinh = _unary_fn("sinh", "sinh")
+tan = _unary_fn("tan", "tan")
+expm1 = _unary_fn("expm1", "expm1")
+log1p = _unary_fn("log1p", "log1p")
+log2 = _unary_fn("log2", "log2")
+log10 = _unary_fn("log10", "log10")
+atan2 = _binary_fn("atan2", "atan2")
+hypot = _binary_fn("hypot", "hypot")
+copysign = _binary_fn("copysign", "copysign")
+logaddexp = _binary_fn("logaddexp", "logaddexp")
+floor_divide = _binary_fn("floor_divide", "floor_divide")
+remainder = _binary_fn("remainder", "remainder")
+
+
+def _rounding_fn(name: str):
+    def fn(x, /):
+        x = expect_tensor(name, x)
+        if x.dtype.is_float:
+            return unary(name, x)
+        if x.dtype is dt.bool_:
+            raise DTypeError(f"{name}: expected a numeric tensor, got bool")
+        return copy_tensor(x)  # an integer is its own rounding (the standard keeps its dtype)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The standard's ``{name}``: the registry's ``{name}`` for floats, a copy for integers."
+    return fn
+
+
+ceil = _rounding_fn("ceil")
+floor = _rounding_fn("floor")
+trunc = _rounding_fn("trunc")
+round = _rounding_fn("round")
 
 
 reciprocal = _unary_fn("reciprocal", "recip")
@@ -972,11 +1011,12 @@ def _mT(self):
 
 def _to_device(self, device, /, *, stream=None):
     if stream is not None:
-        raise StridedError(f"to_device: the CPU has no streams; expected stream=None, got {stream!r}")
-    check_device("to_device", device)
-    if device is not None and device != self.device:
-        raise StridedError(f"to_device: cannot move a tensor from {self.device!r} to {device!r}")
-    return self
+        raise StridedError(f"to_device: streams are not taken yet; expected stream=None, got {stream!r}")
+    return devices.to_device(self, device)  # "cpu", "cuda", "cuda:N" (strided.devices loads CUDA)
+
+
+def _cpu(self):
+    return devices.to_device(self, "cpu", "cpu")
 
 
 def _index(self):
@@ -997,6 +1037,7 @@ def _pos(self):
 Tensor.size = property(_size)
 Tensor.mT = property(_mT)
 Tensor.to_device = _to_device
+Tensor.cpu = _cpu
 Tensor.__index__ = _index
 Tensor.__complex__ = _complex
 Tensor.__pos__ = _pos

@@ -66,7 +66,11 @@ UFUNCS = {
     "tanh": xp.tanh, "sign": xp.sign, "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite,
     "reciprocal": xp.reciprocal, "matmul": _matmul, "conjugate": xp.conj,
     "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or, "bitwise_xor": xp.bitwise_xor,
-    "invert": xp.bitwise_invert,
+    "invert": xp.bitwise_invert, "arccos": xp.acos, "arccosh": xp.acosh, "arcsin": xp.asin, "arcsinh": xp.asinh,
+    "arctan": xp.atan, "arctanh": xp.atanh, "cosh": xp.cosh, "sinh": xp.sinh, "tan": xp.tan, "expm1": xp.expm1,
+    "log1p": xp.log1p, "log2": xp.log2, "log10": xp.log10, "ceil": xp.ceil, "floor": xp.floor, "trunc": xp.trunc,
+    "rint": xp.round, "arctan2": xp.atan2, "hypot": xp.hypot, "copysign": xp.copysign, "logaddexp": xp.logaddexp,
+    "floor_divide": xp.floor_divide, "remainder": xp.remainder,
 }
 
 # ufunc.reduce -> the reduction

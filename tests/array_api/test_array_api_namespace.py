@@ -667,3 +667,44 @@ def test_linalg_errors_name_the_function():
         sd.tensordot(sd.zeros((2, 3)), sd.zeros((4, 2)), axes=1)
     with pytest.raises(sd.StridedError, match="inv"):
         sd.linalg.inv(sd.zeros((2, 2), dtype=sd.f64))  # singular
+
+
+MATH_UNARY = [("acos", np.arccos), ("acosh", np.arccosh), ("asin", np.arcsin), ("asinh", np.arcsinh),
+              ("atan", np.arctan), ("atanh", np.arctanh), ("cosh", np.cosh), ("sinh", np.sinh), ("tan", np.tan),
+              ("expm1", np.expm1), ("log1p", np.log1p), ("log2", np.log2), ("log10", np.log10),
+              ("ceil", np.ceil), ("floor", np.floor), ("trunc", np.trunc), ("round", np.round)]
+
+
+@given(st.sampled_from([np.float32, np.float64]).flatmap(lambda d: tensors(dtype=d, max_rank=3)))
+def test_the_standards_other_math_against_numpy(tx):
+    """On drawn views (negative strides, broadcasts, zero-size dims); outside a function's
+    domain NumPy's nan is the answer too."""
+    t, a = tx
+    a = a.copy()
+    rtol = 2e-6 if a.dtype == np.float32 else 1e-13
+    with np.errstate(all="ignore"):
+        for name, fn in MATH_UNARY:
+            got = getattr(sd, name)(t)
+            assert got.dtype.name == sd.asarray(a).dtype.name, name
+            same(got, fn(a), rtol=rtol, atol=1e-30)
+        b = a[..., ::-1] if a.ndim else a
+        u = t[..., ::-1] if a.ndim else t
+        for name, fn in [("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
+                         ("logaddexp", np.logaddexp), ("floor_divide", np.floor_divide), ("remainder", np.remainder)]:
+            same(getattr(sd, name)(t, u), fn(a, b), rtol=rtol, atol=1e-30)
+        same(t // 0.75, a // np.asarray(0.75, a.dtype), rtol=rtol)
+        same(t % 0.75, a % np.asarray(0.75, a.dtype), rtol=rtol, atol=1e-30)
+
+
+def test_integer_rounding_division_and_remainder():
+    a = np.array([-7, -1, 0, 5, 2**62 + 1], np.int64)
+    b = np.array([2, 3, 5, -3, 7], np.int64)
+    t, u = sd.asarray(a), sd.asarray(b)
+    for name in ("ceil", "floor", "trunc", "round"):
+        r = getattr(sd, name)(t)
+        assert r.dtype == sd.int64 and r.tolist() == a.tolist()  # exact, even past 2^53
+    same(t // u, a // b, rtol=0)
+    same(t % u, a % b, rtol=0)
+    same(sd.floor_divide(t, 0), np.zeros(5, np.int64), rtol=0)  # NumPy's answer (with its warning)
+    with pytest.raises(sd.StridedError, match="floor"):
+        sd.floor(sd.asarray([True]))

@@ -171,6 +171,9 @@ NP_UNARY = {
     "cos": np.cos,
     "not": np.logical_not,
     "bitwise_invert": np.invert,
+    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
+    "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh, "tan": np.tan, "expm1": np.expm1, "log1p": np.log1p,
+    "log2": np.log2, "log10": np.log10, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
     "sign": np.sign,
     "recip": lambda x: np.ones((), x.dtype) / x,
 }
@@ -204,6 +207,8 @@ NP_BINARY = {
     "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or,
     "bitwise_xor": np.bitwise_xor,
+    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "logaddexp": np.logaddexp,
+    "floor_divide": np.floor_divide, "remainder": np.remainder,
 }
 
 
@@ -239,6 +244,8 @@ BINARY_CASES = [("add", d) for d in DTYPES]
 BINARY_CASES += [(op, "float32") for op in ("sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge")]
 BINARY_CASES += [("mul", "uint8"), ("sub", "uint32"), ("maximum", "int64"), ("lt", "int64"), ("pow", "int64")]
 BINARY_CASES += [("mul", "bool"), ("maximum", "bool"), ("eq", "bool"), ("logical_and", "bool"), ("logical_or", "bool")]
+BINARY_CASES += [(op, "float32") for op in ("atan2", "hypot", "copysign", "logaddexp", "floor_divide", "remainder")]
+BINARY_CASES += [("floor_divide", "int64"), ("remainder", "int64"), ("remainder", "uint8"), ("logaddexp", "float64")]
 BINARY_CASES += [("bitwise_and", "uint8"), ("bitwise_or", "uint32"), ("bitwise_xor", "int64"), ("bitwise_xor", "bool")]
 
 

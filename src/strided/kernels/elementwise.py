@@ -476,6 +476,125 @@ def _b_xor(x, y):
     return x ^ y
 
 
+# The standard's other math: NumPy's ufuncs on scalars, so that f32 computes in f32 as
+# NumPy does (f16/bf16 reach them as f32).
+@_jitable
+def _u_acos(x):
+    return np.arccos(x)
+
+
+@_jitable
+def _u_acosh(x):
+    return np.arccosh(x)
+
+
+@_jitable
+def _u_asin(x):
+    return np.arcsin(x)
+
+
+@_jitable
+def _u_asinh(x):
+    return np.arcsinh(x)
+
+
+@_jitable
+def _u_atan(x):
+    return np.arctan(x)
+
+
+@_jitable
+def _u_atanh(x):
+    return np.arctanh(x)
+
+
+@_jitable
+def _u_cosh(x):
+    return np.cosh(x)
+
+
+@_jitable
+def _u_sinh(x):
+    return np.sinh(x)
+
+
+@_jitable
+def _u_tan(x):
+    return np.tan(x)
+
+
+@_jitable
+def _u_expm1(x):
+    return np.expm1(x)
+
+
+@_jitable
+def _u_log1p(x):
+    return np.log1p(x)
+
+
+@_jitable
+def _u_log2(x):
+    return np.log2(x)
+
+
+@_jitable
+def _u_log10(x):
+    return np.log10(x)
+
+
+@_jitable
+def _u_ceil(x):
+    return np.ceil(x)
+
+
+@_jitable
+def _u_floor(x):
+    return np.floor(x)
+
+
+@_jitable
+def _u_trunc(x):
+    return np.trunc(x)
+
+
+@_jitable
+def _u_round(x):
+    return np.rint(x)  # half to even, as the standard's round
+
+
+@_jitable
+def _b_atan2(x, y):
+    return np.arctan2(x, y)
+
+
+@_jitable
+def _b_hypot(x, y):
+    return np.hypot(x, y)
+
+
+@_jitable
+def _b_copysign(x, y):
+    return np.copysign(x, y)
+
+
+@_jitable
+def _b_logaddexp(x, y):
+    return np.logaddexp(x, y)
+
+
+# Python's floor division and modulo are NumPy's; under the numpy error model an integer
+# divided by zero gives 0, as NumPy does (with its warning).
+@_jitable
+def _b_floor_divide(x, y):
+    return x // y
+
+
+@_jitable
+def _b_remainder(x, y):
+    return x % y
+
+
 @_jitable
 def _u_invert(x):
     return _invert(x)
@@ -497,6 +616,23 @@ _UNARY_FNS = {
     "sign": (_u_sign, _NUMERIC),
     "recip": (_u_recip, _FLOAT),
     "bitwise_invert": (_u_invert, _INT | _BOOL),
+    "acos": (_u_acos, _FLOAT),
+    "acosh": (_u_acosh, _FLOAT),
+    "asin": (_u_asin, _FLOAT),
+    "asinh": (_u_asinh, _FLOAT),
+    "atan": (_u_atan, _FLOAT),
+    "atanh": (_u_atanh, _FLOAT),
+    "cosh": (_u_cosh, _FLOAT),
+    "sinh": (_u_sinh, _FLOAT),
+    "tan": (_u_tan, _FLOAT),
+    "expm1": (_u_expm1, _FLOAT),
+    "log1p": (_u_log1p, _FLOAT),
+    "log2": (_u_log2, _FLOAT),
+    "log10": (_u_log10, _FLOAT),
+    "ceil": (_u_ceil, _FLOAT),
+    "floor": (_u_floor, _FLOAT),
+    "trunc": (_u_trunc, _FLOAT),
+    "round": (_u_round, _FLOAT),
 }
 _BINARY_FNS = {
     "add": (_b_add, _ALL, False),
@@ -517,6 +653,12 @@ _BINARY_FNS = {
     "bitwise_and": (_b_and, _INT | _BOOL, False),
     "bitwise_or": (_b_or, _INT | _BOOL, False),
     "bitwise_xor": (_b_xor, _INT | _BOOL, False),
+    "atan2": (_b_atan2, _FLOAT, False),
+    "hypot": (_b_hypot, _FLOAT, False),
+    "copysign": (_b_copysign, _FLOAT, False),
+    "logaddexp": (_b_logaddexp, _FLOAT, False),
+    "floor_divide": (_b_floor_divide, _NUMERIC, False),
+    "remainder": (_b_remainder, _NUMERIC, False),
 }
 
 UNARY_OPS: dict[str, OpSpec] = {k: OpSpec(k, d) for k, (_, d) in _UNARY_FNS.items()}
@@ -1025,7 +1167,9 @@ def plan(out_layout: Layout, *layouts: Layout, itemsize: int = 4) -> Plan:
 
 # The ops whose work per element is a libm-sized function: they go parallel from
 # PARALLEL_MIN; every other op from LIGHT_OP_FACTOR times that.
-HEAVY_OPS = frozenset({"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip", "div", "pow"})
+HEAVY_OPS = frozenset({"exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos", "recip", "div", "pow", "acos", "acosh",
+                       "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1", "log1p", "log2", "log10",
+                       "atan2", "hypot", "logaddexp", "floor_divide", "remainder"})
 
 
 def _parallel_min(op: str) -> int:

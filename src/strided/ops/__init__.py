@@ -50,6 +50,11 @@ declare("sin", "unary", "float", kernel="sin", grad=_U(D["sin"]), methods=("sin"
 declare("cos", "unary", "float", kernel="cos", grad=_U(D["cos"]), methods=("cos",))
 declare("sign", "unary", "same", kernel="sign", grad=_U(D["sign"]), methods=("sign",))
 declare("recip", "unary", "float", kernel="recip", grad=_U(D["recip"]), methods=("recip",))
+for _name in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1", "log1p", "log2",
+              "log10"):
+    declare(_name, "unary", "float", kernel=_name, grad=_U(D[_name]), methods=(_name,))
+for _name in ("ceil", "floor", "trunc", "round"):  # floats only: an integer is its own rounding (array_api)
+    declare(_name, "unary", "same", kernel=_name, grad=_U(D[_name]), methods=(_name,))
 declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, methods=("logical_not",))
 declare("bitwise_invert", "unary", "same", kernel="bitwise_invert", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
 
@@ -79,6 +84,12 @@ declare("logical_or", "binary", "bool", kernel="logical_or", grad=NOT_DIFFERENTI
 for _name, _dunder in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
     declare(_name, "binary", "promote", kernel=_name, grad=NOT_DIFFERENTIABLE,
             operators=(f"__{_dunder}__",), reflected=(f"__r{_dunder}__",))
+for _name in ("atan2", "hypot", "copysign", "logaddexp"):  # float results, as true division
+    declare(_name, "binary", "true_div", kernel=_name, grad=_B(_name), methods=(_name,))
+declare("floor_divide", "binary", "promote", kernel="floor_divide", grad=NOT_DIFFERENTIABLE, methods=("floor_divide",),
+        operators=("__floordiv__",), reflected=("__rfloordiv__",))
+declare("remainder", "binary", "promote", kernel="remainder", grad=_B("remainder"), methods=("remainder",),
+        operators=("__mod__",), reflected=("__rmod__",))
 declare("where", "where", "promote", kernel="where", grad=grad.where_back)
 
 # reductions
@@ -177,7 +188,8 @@ def _install() -> None:
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
     for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__"),
                        ("pow", "__ipow__"), ("bitwise_and", "__iand__"), ("bitwise_or", "__ior__"),
-                       ("bitwise_xor", "__ixor__")):
+                       ("bitwise_xor", "__ixor__"), ("floor_divide", "__ifloordiv__"),
+                       ("remainder", "__imod__")):
         setattr(Tensor, dunder, _inplace(op))
     Tensor.__imatmul__ = _imatmul
 

@@ -116,6 +116,24 @@ UNARY = {
     "cos": lambda x, y, g: -(g * x.sin()),
     "recip": lambda x, y, g: -(g * y * y),
     "sign": lambda x, y, g: g * 0,
+    "acos": lambda x, y, g: -(g / (1 - x * x).sqrt()),
+    "asin": lambda x, y, g: g / (1 - x * x).sqrt(),
+    "atan": lambda x, y, g: g / (1 + x * x),
+    "acosh": lambda x, y, g: g / (x * x - 1).sqrt(),
+    "asinh": lambda x, y, g: g / (x * x + 1).sqrt(),
+    "atanh": lambda x, y, g: g / (1 - x * x),
+    "cosh": lambda x, y, g: g * x.sinh(),
+    "sinh": lambda x, y, g: g * x.cosh(),
+    "tan": lambda x, y, g: g * (1 + y * y),
+    "expm1": lambda x, y, g: g * (y + 1),
+    "log1p": lambda x, y, g: g / (1 + x),
+    "log2": lambda x, y, g: g / (x * float(np.log(2.0))),
+    "log10": lambda x, y, g: g / (x * float(np.log(10.0))),
+    # piecewise constant: zero almost everywhere, as PyTorch gives
+    "ceil": lambda x, y, g: g * 0,
+    "floor": lambda x, y, g: g * 0,
+    "trunc": lambda x, y, g: g * 0,
+    "round": lambda x, y, g: g * 0,
 }
 
 
@@ -144,6 +162,20 @@ def binary_rule(name):
                 gb = g * node.detach() * log_a
             else:
                 gb = None
+        elif name == "atan2":  # atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+            r = a * a + b * b
+            ga, gb = g * b / r, -(g * a) / r
+        elif name == "hypot":
+            ga, gb = g * a / node.detach(), g * b / node.detach()
+        elif name == "logaddexp":
+            ga, gb = g * (a - node.detach()).exp(), g * (b - node.detach()).exp()
+        elif name == "copysign":  # +-1 times g: whether the sign of a was kept; zero for b almost everywhere
+            kept = (a.copysign(b) == a).to_dtype(g.dtype)
+            ga = g * kept * 2 - g
+            gb = g * 0 if isinstance(b, Tensor) else None
+        elif name == "remainder":  # a - b * floor(a / b)
+            ga = g
+            gb = -(g * a.floor_divide(b)) if isinstance(a, Tensor) else -(g * (a // b))
         else:
             raise StridedError(f"backward: no gradient rule for binary op {name!r}")
         grads = []
