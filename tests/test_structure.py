@@ -293,9 +293,13 @@ TENSOR_MAY_NOT = ("strided.ops", "strided.creation", "strided.interop", "strided
                   "strided.printing", "strided.kernels")
 
 
+# The backends: the CPU's kernels and the CUDA backend (docs/architecture.md).
+BACKEND_PACKAGES = ("strided.kernels", "strided.cuda")
+
+
 def kernel_violations(imports):
     # the package root imports every layer: reaching for a name in it is importing them all
-    return [i for i in imports if _under(i.module, "strided.kernels")
+    return [i for i in imports if any(_under(i.module, b) for b in BACKEND_PACKAGES)
             and (i.target == PKG or any(_under(i.target, up) for up in KERNELS_MAY_NOT))]
 
 
@@ -338,6 +342,7 @@ PLANTED = [
     ("strided.kernels.fake", "fake.py", "from strided import Tensor", kernel_violations),
     ("strided.kernels", "__init__.py", "from .. import autograd", kernel_violations),
     ("strided.kernels.fake", "fake.py", "importlib.import_module('strided.linalg')", kernel_violations),
+    ("strided.cuda.fake", "fake.py", "from ..tensor import Tensor", kernel_violations),
     ("strided.layout.fake", "fake.py", "import numpy as np", layout_violations),
     ("strided.cute.fake", "fake.py", "from numba import njit", layout_violations),
     ("strided.cute.fake", "fake.py", "from ..storage import Storage", layout_violations),
@@ -381,3 +386,14 @@ def test_only_the_command_line_layer_imports_it_or_the_package_root():
            if not any(_under(i.module, c) for c in CLI_LAYER)
            and (any(_under(i.target, c) for c in CLI_LAYER) or (i.target == PKG and i.module != PKG))]
     assert not bad, "library modules importing the command-line layer or the package root:" + _report(bad)
+
+
+def test_only_strided_devices_loads_the_cuda_backend():
+    # A CPU-only program never imports numba.cuda: the CUDA backend is loaded by
+    # strided.devices when a CUDA device is asked for, and numba.cuda only by that backend.
+    bad = [i for i in IMPORTS if _under(i.target, "strided.cuda") and not _under(i.module, "strided.cuda")
+           and i.module != "strided.devices"]
+    bad += [i for i in IMPORTS if (_under(i.target, "numba.cuda") or (i.target == "numba" and "cuda" in i.names))
+            and not _under(i.module, "strided.cuda")]
+    assert not bad, "imports of the CUDA backend or numba.cuda outside strided.devices and strided.cuda:" + _report(bad)
+    assert any(i.module == "strided.devices" and i.target == "strided.cuda" for i in IMPORTS)  # the scan sees it

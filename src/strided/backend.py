@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 from .errors import StridedError
+from .storage import alloc
 
 _MODULES = {"cpu": "strided.kernels"}
 
@@ -36,6 +37,14 @@ def register(device: str, module_name: str) -> None:
 def kernels_for(device: str):
     """The kernel module of ``device``."""
     return BACKENDS[device]
+
+
+def alloc_on(device: str, numel: int, np_dtype, op: str = "alloc"):
+    """An uninitialised buffer of ``numel`` elements on ``device``: the CPU's pool, or the
+    backend's own ``alloc`` (a device buffer)."""
+    if device == "cpu":
+        return alloc(numel, np_dtype, op)
+    return BACKENDS[device].alloc(numel, np_dtype, op, device)
 
 
 def common_device(op: str, *storages) -> str:

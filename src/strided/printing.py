@@ -236,6 +236,8 @@ def format_tensor(t) -> str:
     suffixes = [f"shape={_tuple(lay.shape)}", f"dtype={t.dtype.name}"]
     if not lay.is_contiguous() or lay.offset:
         suffixes += [f"stride={_tuple(lay.stride)}", f"offset={lay.offset}"]
+    if t.device != "cpu":
+        suffixes.append(f"device={t.device!r}")
     if t.is_variable():
         suffixes.append("var=True")
     elif t._op is not None:

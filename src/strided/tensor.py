@@ -17,7 +17,8 @@ installed by           methods
 ``strided.interop``    ``__array_interface__``, ``__dlpack__``,
                        ``__dlpack_device__``
 ``strided.printing``   ``__repr__``, ``describe`` (through ``strided``)
-``strided.array_api``  the Array API's ``size``, ``mT``, ``to_device``,
+``strided.array_api``  the Array API's ``size``, ``mT``, ``to_device`` (and
+                       ``cpu``; moves by ``strided.devices``),
                        ``__index__``, ``__complex__``, ``__pos__``; the gather
                        behind ``t[int_array, ...]`` (``GATHER_INDEX``)
                        (``__array_namespace__`` through ``strided``)
@@ -150,8 +151,12 @@ class Tensor:
 
     # -- numpy exchange ---------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A numpy view of the same memory (every layout of ours is a numpy layout)."""
-        return numpy_view(self._storage.data, self.layout)
+        """A numpy view of the same memory (every layout of ours is a numpy layout); for a
+        tensor on a device, a fresh host copy of its elements (the storage's ``to_host``)."""
+        s = self._storage
+        if s.device != "cpu":
+            return s.to_host(self.layout)
+        return numpy_view(s.data, self.layout)
 
     def tolist(self):
         return self.numpy().tolist()

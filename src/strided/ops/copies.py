@@ -16,8 +16,9 @@ import numpy as np
 
 from .. import caches
 from .. import dtype as dt
-from ..backend import BACKENDS
+from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import from_numpy, tensor
+from ..devices import to_device
 from ..dtype import DType
 from ..errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
@@ -37,13 +38,15 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
         d = s.data
         if len(d) >= e[1] and d.dtype is e[2]:
             out = _new(Tensor)
-            out._storage = store = alloc(e[3], e[4])
+            out._storage = store = alloc(e[3], e[4]) if s.device == "cpu" else alloc_on(s.device, e[3], e[4], name)
             out.layout, out.dtype, out._is_var = e[5], dtype, False
             e[0](store.data, d)
             out._op = Op(name, (t,), {}) if (t._is_var or t._op is not None) else None
             return out
     lay = Layout.contiguous(t.shape)
-    out = Tensor(alloc(lay.numel, dtype.np, name), lay, dtype)
+    # The CPU's allocation stays this module's ``alloc`` (the tests count what it hands out).
+    store = alloc(lay.numel, dtype.np, name) if s.device == "cpu" else alloc_on(s.device, lay.numel, dtype.np, name)
+    out = Tensor(store, lay, dtype)
     K = BACKENDS[s.device]
     K.copy.copy_into(out._storage.data, lay, s.data, t.layout)
     bound = K.copy.bind(lay, t.layout, dtype.np, s.data.dtype)
@@ -90,7 +93,9 @@ def to_dtype(t: Tensor, dtype) -> Tensor:
 def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
     """ViewCopy: write src (broadcast, converted) into the dst view, safe under memory overlap."""
     data = dst._storage.data
-    if not data.flags.writeable:
+    if isinstance(src, Tensor):  # before any buffer is looked at: a device buffer is no numpy array
+        common_device(op, dst._storage, src._storage)
+    if dst._storage.device == "cpu" and not data.flags.writeable:  # device buffers are always writable
         raise StridedError(f"{op}: the destination buffer is read-only")
     if isinstance(src, Tensor):
         src_t = src
@@ -100,6 +105,9 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
         src_t = Tensor(wrap(dt.scalar_array(op, src, dst.dtype)), Layout((), ()), dst.dtype)
     else:
         src_t = tensor(src, dtype=dst.dtype)
+    device = dst._storage.device
+    if src_t.device != device:  # a scalar, array or list for a device tensor: moved there first
+        src_t = to_device(src_t, device, op)
     src_lay = _source_layout(op, src_t, dst.shape)
     if dst.numel == 0:
         return
@@ -110,7 +118,11 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
         )
     # Copy through a temporary only when source and destination really share memory
     # (NumPy does the same since 1.13: x[...] = x.T and x[1:] = x[:-1] come out right).
-    if same_buffer(src_t, dst) and (not _same_base(src_t, dst) or _overlap_exact(src_lay, dst.layout)):
+    if device != "cpu":  # device storages never alias one another: only views of one storage overlap
+        shared = src_t._storage is dst._storage and _overlap_exact(src_lay, dst.layout)
+    else:
+        shared = same_buffer(src_t, dst) and (not _same_base(src_t, dst) or _overlap_exact(src_lay, dst.layout))
+    if shared:
         src_t = copy(src_t)
         src_lay = _source_layout(op, src_t, dst.shape)
     dst_lay = dst.layout

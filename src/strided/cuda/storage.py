@@ -1,0 +1,65 @@
+"""CUDA buffers: a Storage over a 1-D numba-cuda device array, and the moves to and from the host.
+
+A ``CudaStorage`` is what every view of a CUDA tensor shares, as a ``Storage`` is on
+the CPU: views stay layout arithmetic over it.  Its ``data`` is the device array the
+kernels read and write; ``device`` (``"cuda:0"``, ...) picks them (``strided.backend``).
+Nothing here reads device memory implicitly: ``to_host`` is the one explicit copy back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from ..errors import StridedError
+from ..layout.layout import Layout
+from ..storage import Storage, check_size
+from .copy import copy_into
+from .device import checked_dtype, is_device_array
+
+__all__ = ["CudaStorage", "alloc", "from_host"]
+
+
+class CudaStorage(Storage):
+    """A 1-D device buffer shared by every view over it, on ``device`` (``"cuda:N"``)."""
+
+    __slots__ = ("device",)
+
+    def __init__(self, data, device: str):
+        if not is_device_array(data) or data.ndim != 1:
+            raise StridedError(f"CudaStorage: expected a 1-D numba-cuda device array, got {type(data).__name__}")
+        self.data = data
+        self.device = device
+
+    def to_host(self, layout: Layout) -> np.ndarray:
+        """A fresh host array holding the elements of ``layout`` over this buffer, row-major.
+
+        A layout that is not one dense run is compacted on the device first (the copy
+        family, on the CPU planner's plan), so that one transfer moves only its elements."""
+        n = layout.numel
+        if n == 0:
+            return np.empty(layout.shape, self.data.dtype)
+        if layout.is_contiguous():
+            run = self.data[layout.offset : layout.offset + n]
+        else:
+            run = cuda.device_array(n, self.data.dtype)
+            copy_into(run, Layout.contiguous(layout.shape), self.data, layout)
+        return run.copy_to_host().reshape(layout.shape)
+
+
+def alloc(numel: int, np_dtype, op: str = "alloc", device: str = "cuda:0") -> CudaStorage:
+    """An uninitialised device buffer of ``numel`` elements on ``device``."""
+    np_dtype = checked_dtype(op, np_dtype)
+    check_size(op, numel, np_dtype)  # a host-sized bound, until the device's own is asked
+    try:
+        return CudaStorage(cuda.device_array(numel, np_dtype), device)
+    except Exception as e:  # numba-cuda's out-of-memory and driver errors  # noqa: BLE001
+        raise StridedError(f"{op}: cannot allocate {numel} elements of {np_dtype} on {device}: {e}") from None
+
+
+def from_host(host: np.ndarray, device: str = "cuda:0", op: str = "to_device") -> CudaStorage:
+    """A device buffer holding a copy of the 1-D contiguous host array ``host``."""
+    checked_dtype(op, host.dtype)
+    if host.ndim != 1 or not host.flags.c_contiguous:
+        raise StridedError(f"{op}: expected a 1-D contiguous host array, got shape {host.shape}")
+    return CudaStorage(cuda.to_device(host), device)

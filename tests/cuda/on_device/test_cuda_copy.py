@@ -1,0 +1,215 @@
+"""The copy family and the moves on CUDA against NumPy: in numba-cuda's simulator on
+every run (``tests/cuda/test_cuda_backend.py``), on a real GPU with ``STRIDED_CUDA_DEVICE=1``.
+
+Buffers hold random bits (NaN payloads included) or ``arange`` values, so a wrong
+offset, order or stride shows in the result; expected values are NumPy's views of the
+same host buffers.  The simulator moves about 0.1M elements/s: layouts stay near 10^3
+elements and the example counts low.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import strided as sd
+from strided.cuda import copy as cuda_copy
+from strided.cuda.storage import CudaStorage
+from strided.dtype import from_numpy_dtype
+from strided.kernels.copy import plan_copy
+from strided.layout import Layout
+
+from strategies import bits, dst_layouts, layouts_of_shape, np_view, random_buffer, shapes
+
+DTYPES = [np.float32, np.float64, np.int64, np.uint8, np.uint32, np.bool_, np.float16]
+SMALL = settings(max_examples=40, deadline=None)
+
+
+def on_cuda(host: np.ndarray) -> sd.Tensor:
+    t = sd.from_numpy(host).to_device("cuda")
+    assert t.device == "cuda:0" and isinstance(t.storage, CudaStorage)
+    return t
+
+
+def device_buffer(host: np.ndarray):
+    return on_cuda(host).storage.data
+
+
+# -- moves -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_round_trip_keeps_every_bit(dtype):
+    host = random_buffer(np.random.default_rng(1), dtype, 257)
+    t = on_cuda(host)
+    back = t.to_device("cpu")
+    assert back.device == "cpu" and back.dtype == t.dtype
+    assert (bits(back.numpy()) == bits(host)).all()
+    assert (bits(t.cpu().numpy()) == bits(host)).all()
+    assert (bits(t.numpy()) == bits(host)).all()
+
+
+def test_moves_name_the_devices_and_refuse_what_is_not_there():
+    t = sd.arange(4)
+    g = t.to_device("cuda:0")
+    assert g.to_device("cuda") is g and g.to_device("cuda:0") is g and t.to_device("cpu") is t
+    with pytest.raises(sd.StridedError, match=r"to_device: no device 'cuda:99'"):
+        t.to_device("cuda:99")
+    with pytest.raises(sd.StridedError, match=r"to_device: unknown device 'gpu'"):
+        t.to_device("gpu")
+    with pytest.raises(sd.DTypeError, match="bfloat16"):
+        sd.zeros((2,), dtype=sd.bf16).to_device("cuda")
+
+
+def test_printing_copies_to_the_host_and_names_the_device():
+    host = np.arange(6, dtype=np.float32).reshape(2, 3)
+    g = on_cuda(host)
+    cpu = repr(sd.from_numpy(host))
+    assert repr(g) == cpu[: cpu.rindex(")")] + ", device='cuda:0')"
+    assert "device='cuda:0'" in repr(g.t())
+    assert g.t().tolist() == host.T.tolist()
+    assert g[1, 2].item() == 5.0
+
+
+def test_views_share_the_device_buffer():
+    g = on_cuda(np.arange(12, dtype=np.int64).reshape(3, 4))
+    for v in (g.t(), g[1:, ::-2], g.reshape(2, 6), g[None, :, 1].expand(2, 3)):
+        assert v.storage is g.storage
+    assert g[1:, ::-2].numpy().tolist() == np.arange(12).reshape(3, 4)[1:, ::-2].tolist()
+
+
+def test_mixed_devices_are_refused_naming_both():
+    g, c = on_cuda(np.ones(3, np.float32)), sd.ones((3,))
+    with pytest.raises(sd.StridedError, match=r"add: .*'cuda:0' and 'cpu'"):
+        g + c
+    with pytest.raises(sd.StridedError, match=r"copy_: .*'cuda:0' and 'cpu'"):
+        g.copy_(c)
+    with pytest.raises(sd.StridedError, match=r"copy_into: expected src to be a CUDA device array, got a host numpy array"):
+        cuda_copy.copy_into(g.storage.data, g.layout, c.storage.data, c.layout)
+
+
+# -- the copy family, path by path ---------------------------------------------------------------
+
+
+def _case(shape, view):
+    host = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    return host, view(host), view(on_cuda(host))
+
+
+PATH_CASES = {
+    "run": ((4, 50), lambda a: a[1:3]),
+    "rows": ((6, 50), lambda a: a[:, 3:40]),
+    "blocks": ((3, 4, 40), lambda a: a[:, ::2, 1:39]),
+    "tiled": ((40, 70), lambda a: a.T if isinstance(a, np.ndarray) else a.t()),
+    "general": ((5, 6, 7), lambda a: a[::-1, :, ::2] if isinstance(a, np.ndarray) else a.flip(0)[:, :, ::2]),
+}
+
+
+@pytest.mark.parametrize("path", list(PATH_CASES))
+def test_each_path_of_plan_copy_runs_on_cuda(path):
+    shape, view = PATH_CASES[path]
+    host, want, g = _case(shape, view)
+    assert plan_copy(Layout.contiguous(g.shape), g.layout).path == path  # the case takes the path named
+    got = g.contiguous()
+    assert got.device == "cuda:0" and got.is_contiguous()
+    assert np.array_equal(got.numpy(), want)
+    assert np.array_equal(g.copy().to_device("cpu").numpy(), want)
+
+
+def test_tiled_3d_permutes_and_widths():
+    for dtype in (np.uint8, np.float16, np.float32, np.int64):
+        host = random_buffer(np.random.default_rng(2), dtype, 2 * 17 * 19).reshape(2, 17, 19)
+        g = on_cuda(host)
+        for perm in ((0, 2, 1), (2, 1, 0)):
+            v = g.permute(perm)
+            assert plan_copy(Layout.contiguous(v.shape), v.layout).path == "tiled"
+            assert (bits(v.contiguous().numpy()) == bits(host.transpose(perm))).all()
+
+
+# -- drawn layouts -----------------------------------------------------------------------------
+
+
+@st.composite
+def src_views(draw, max_numel=600):
+    shape = draw(shapes(max_rank=4, max_size=12, max_numel=max_numel))
+    lay, n = draw(layouts_of_shape(shape))
+    dtype = draw(st.sampled_from(DTYPES))
+    return lay, n, dtype
+
+
+@SMALL
+@given(src_views(), st.integers(0, 2**32 - 1))
+def test_contiguous_of_any_view_matches_numpy(view, seed):
+    lay, n, dtype = view
+    host = random_buffer(np.random.default_rng(seed), dtype, n)
+    g = sd.as_strided(on_cuda(host), lay.shape, lay.stride, lay.offset)
+    want = np_view(host, lay)
+    got = g.contiguous()
+    assert got.device == "cuda:0"
+    assert got.shape == want.shape and (bits(got.numpy()) == bits(want)).all()
+    assert (bits(g.numpy()) == bits(want)).all()  # to_host compacts on the device the same way
+
+
+@SMALL
+@given(st.data(), st.integers(0, 2**32 - 1))
+def test_copy_into_any_destination_matches_numpy(data, seed):
+    shape = data.draw(shapes(max_rank=4, max_size=10, max_numel=500))
+    slay, sn = data.draw(layouts_of_shape(shape))
+    dlay, dn = data.draw(dst_layouts(shape))
+    dtype = data.draw(st.sampled_from(DTYPES))
+    rng = np.random.default_rng(seed)
+    src, dst = random_buffer(rng, dtype, sn), random_buffer(rng, dtype, dn)
+    ddev = device_buffer(dst)
+    cuda_copy.copy_into(ddev, dlay, device_buffer(src), slay)
+    want = dst.copy()
+    np_view(want, dlay)[...] = np_view(src, slay)
+    assert (bits(ddev.copy_to_host()) == bits(want)).all()  # untouched elements kept too
+
+
+CONVERT = [np.float32, np.float64, np.int64, np.uint8, np.uint32, np.bool_]
+
+
+@SMALL
+@given(src_views(max_numel=400), st.sampled_from(CONVERT), st.sampled_from(CONVERT), st.integers(0, 2**32 - 1))
+def test_conversions_on_drawn_layouts_match_astype(view, src_dtype, dst_dtype, seed):
+    lay = view[0]
+    # values every one of these dtypes holds exactly, so the casts are defined in C and NumPy alike
+    host = np.random.default_rng(seed).integers(0, 5, view[1]).astype(src_dtype)
+    g = sd.as_strided(on_cuda(host), lay.shape, lay.stride, lay.offset)
+    got = g.to_dtype(from_numpy_dtype(np.dtype(dst_dtype)))
+    assert got.device == "cuda:0"
+    assert np.array_equal(got.numpy(), np_view(host, lay).astype(dst_dtype))
+
+
+def test_f16_conversions_are_refused_by_name():
+    g = on_cuda(np.ones(4, np.float16))
+    with pytest.raises(sd.DTypeError, match="float16 to float32 on CUDA"):
+        g.to_dtype(sd.f32)
+
+
+def test_bad_layouts_are_refused_before_any_launch():
+    d = device_buffer(np.zeros(4, np.float32))
+    with pytest.raises(sd.StridedError):
+        cuda_copy.copy_into(d, Layout((5,), (1,), 0), d, Layout((5,), (1,), 0))
+    with pytest.raises(sd.ShapeError, match="broadcast dim"):
+        cuda_copy.copy_into(d, Layout((4,), (0,), 0), d, Layout((4,), (1,), 0))
+
+
+# -- writes through views ----------------------------------------------------------------------
+
+
+def test_writes_through_views_match_numpy():
+    host = np.arange(30, dtype=np.float64).reshape(5, 6)
+    g, want = on_cuda(host), host.copy()
+    g[1] = 7.5
+    want[1] = 7.5
+    g[:, ::-2] = np.arange(15, dtype=np.float64).reshape(5, 3)
+    want[:, ::-2] = np.arange(15).reshape(5, 3)
+    g[2:, 1:4].fill_(-1.0)
+    want[2:, 1:4] = -1.0
+    g[:, 1:].copy_(g[:, :-1])  # overlapping views of one buffer: through a temporary, as NumPy
+    want[:, 1:] = want[:, :-1].copy()
+    g.t()[1:4, :3].copy_(g[:3, 1:4].t())  # a transposed block onto itself, overlapping
+    want.T[1:4, :3] = want[:3, 1:4].T.copy()
+    assert np.array_equal(g.numpy(), want)
