@@ -84,6 +84,10 @@ def array_interface(t) -> dict:
             "__array_interface__: bf16 has no array-interface typestr (NumPy would read 2-byte "
             "voids); np.asarray(t) uses Tensor.__array__ instead, which is also zero-copy"
         )
+    if t._storage.device != "cpu":
+        # Device memory has no host address: NumPy goes on to __array__, an explicit host copy
+        # (numba-cuda's simulated arrays would hand out host memory here, real ones have none).
+        raise AttributeError(f"__array_interface__: a tensor on {t._storage.device} has no host memory to view")
     data = t._storage.data
     item = data.itemsize
     base = data.__array_interface__["data"][0]
@@ -357,6 +361,9 @@ def _wants_versioned(max_version) -> bool:
 
 def to_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule over ``t`` (see the module notes for copies and negative strides)."""
+    if t._storage.device != "cpu":  # kDLCUDA export is issue 17's exchange step, not done yet
+        raise DLPackError(f"__dlpack__: exporting a tensor on {t._storage.device} is not supported yet; "
+                          "t.cpu() copies it to the host")
     if stream is not None:
         raise DLPackError(
             f"__dlpack__: strided tensors live on the CPU, which has no streams; "

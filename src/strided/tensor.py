@@ -169,6 +169,9 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if copy is False and dtype is not None and np.dtype(dtype) != self.dtype.np:
             raise ValueError("__array__: a dtype change needs a copy, but copy=False was given")
+        if copy is False and self._storage.device != "cpu":
+            raise ValueError(f"__array__: a tensor on {self._storage.device} reaches the host only as a copy, "
+                             "but copy=False was given")
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)

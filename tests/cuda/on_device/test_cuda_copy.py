@@ -213,3 +213,16 @@ def test_writes_through_views_match_numpy():
     g.t()[1:4, :3].copy_(g[:3, 1:4].t())  # a transposed block onto itself, overlapping
     want.T[1:4, :3] = want[:3, 1:4].T.copy()
     assert np.array_equal(g.numpy(), want)
+
+
+def test_numpy_sees_a_cuda_tensor_only_through_a_host_copy():
+    host = np.arange(6, dtype=np.float32).reshape(2, 3)
+    g = on_cuda(host)
+    a = np.asarray(g.t())  # no __array_interface__ on a device tensor: __array__, a host copy
+    assert np.array_equal(a, host.T)
+    a[0, 0] = 99.0
+    assert g.numpy()[0, 0] == 0.0  # the copy is the host's own
+    with pytest.raises(ValueError, match="cuda:0 reaches the host only as a copy"):
+        np.asarray(g, copy=False)
+    with pytest.raises(BufferError, match="cuda:0 is not supported yet"):
+        g.__dlpack__()
