@@ -1,4 +1,4 @@
-"""Every CUDA copy kernel compiled to PTX for sm_90, where numba-cuda finds the CUDA toolkit's
+"""Every CUDA kernel (copies, elementwise) compiled to PTX for sm_90, where numba-cuda finds the CUDA toolkit's
 NVVM (``pip install "numba-cuda[cu12]"``); no GPU needed.  The simulator runs kernels as
 Python and lets typing errors through that a real compile refuses (a shared-memory tile
 whose shape is computed in the kernel, say): this catches them on a CPU-only machine.
@@ -45,6 +45,18 @@ for size, e in {1: nt.uint8, 2: nt.uint16, 4: nt.uint32, 8: nt.uint64}.items():
 for s, d in [(nt.float32, nt.int64), (nt.float64, nt.boolean), (nt.boolean, nt.float32), (nt.uint8, nt.float64),
              (nt.int64, nt.uint32), (nt.float64, nt.float32)]:
     ptx(cc._general, nt.Array(d, 1, "C"), i64, tup(2), nt.Array(s, 1, "C"), i64, tup(2), tup(2), i64)
+from strided.cuda import elementwise as ew
+for dt in (nt.float32, nt.float64, nt.int64):
+    a = nt.Array(dt, 1, "C")
+    for op, kernel in ew._UNARY_KERNELS.items():
+        if dt is nt.int64 and op in ew._FLOAT_ONLY:
+            continue
+        ptx(kernel, a, i64, tup(2), a, i64, tup(2), tup(2), i64)
+    for op, kernel in ew._BINARY_KERNELS.items():
+        if dt is nt.int64 and op in ew._FLOAT_ONLY:
+            continue
+        out = nt.Array(nt.boolean, 1, "C") if op in ("eq", "ne", "lt", "le", "gt", "ge") else a
+        ptx(kernel, out, i64, tup(2), a, i64, tup(2), a, i64, tup(2), tup(2), i64)
 print("PTX", count)
 '''
 
@@ -57,4 +69,5 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-6000:]
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
-    assert out.stdout.strip() == "PTX 38", out.stdout  # 4 widths x 8 kernels, 6 conversions
+    # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 21 ops on f32 and f64, 14 on i64
+    assert out.stdout.strip() == "PTX 94", out.stdout

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import caches
 from .. import dtype as dt
-from ..backend import BACKENDS, common_device
+from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import full
 from ..dtype import DType
 from ..errors import DTypeError, StridedError
@@ -53,8 +53,9 @@ def _compute(t: Tensor, dtype: DType) -> Tensor:
     return t if t.dtype is dtype else to_dtype(t.detach(), dtype)
 
 
-def _dense(lay: Layout, dtype: DType) -> Tensor:
-    return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+def _dense(lay: Layout, dtype: DType, device: str = "cpu") -> Tensor:
+    store = alloc(lay.numel, dtype.np) if device == "cpu" else alloc_on(device, lay.numel, dtype.np)
+    return Tensor(store, lay, dtype)
 
 
 def _tensors(*xs) -> tuple:
@@ -188,7 +189,7 @@ def kernel_unary(op: str, t: Tensor) -> Tensor:
     src = t if t.dtype.compute is comp else _compute(t, comp)  # f16/bf16 are read as they are
     K = _kernels(op, src)
     lay = K.elementwise.output_layout(t.shape, src.layout)
-    out = _dense(lay, want)
+    out = _dense(lay, want, src._storage.device)
     K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
     if src is t:
         _remember((op, t.layout, t.dtype, t._storage.device), "unary", spec.kernel, out, [t.layout],
@@ -322,7 +323,9 @@ def kernel_binary(op: str, a, b) -> Tensor:
             return record(full(shape, beyond, dt.bool_), op, tensors, operands=(a, b))
     bufs, lays = _operands(op, (a, b), comp, shape)
     lay = K.elementwise.output_layout(shape, *lays)
-    out = _dense(lay, want)  # bool for comparisons; a half result is rounded by the kernel
+    # bool for comparisons; a half result is rounded by the kernel.  On the operands' device
+    # (``_kernels`` checked that they share one).
+    out = _dense(lay, want, tensors[0]._storage.device)
     K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
     if (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
         if ta and tb:

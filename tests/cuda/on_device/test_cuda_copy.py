@@ -19,6 +19,7 @@ from strided.cuda.storage import CudaStorage
 from strided.dtype import from_numpy_dtype
 from strided.kernels.copy import plan_copy
 from strided.layout import Layout
+from strided.ops import binary, unary
 
 from strategies import bits, dst_layouts, layouts_of_shape, np_view, random_buffer, shapes
 
@@ -226,3 +227,60 @@ def test_numpy_sees_a_cuda_tensor_only_through_a_host_copy():
         np.asarray(g, copy=False)
     with pytest.raises(BufferError, match="cuda:0 is not supported yet"):
         g.__dlpack__()
+
+
+# -- elementwise (first ops, general path) -----------------------------------------------------
+
+UNARY_NP = {"neg": np.negative, "abs": np.abs, "sqr": np.square, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+            "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+BINARY_NP = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+             "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+             "gt": np.greater, "ge": np.greater_equal}
+
+
+def _close(got: sd.Tensor, want: np.ndarray):
+    assert got.device == "cuda:0" and got.shape == want.shape
+    a = got.numpy()
+    assert a.dtype == want.dtype, (a.dtype, want.dtype)
+    tol = 2e-6 if a.dtype == np.float32 else 1e-13
+    assert np.allclose(a, want, rtol=tol, atol=0, equal_nan=True) if a.dtype.kind == "f" else np.array_equal(a, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(src_views(max_numel=300), st.sampled_from([np.float32, np.float64, np.int64]), st.sampled_from(sorted(UNARY_NP)),
+       st.integers(0, 2**32 - 1))
+def test_unary_ops_on_drawn_layouts_match_numpy(view, dtype, op, seed):
+    lay, n = view[0], view[1]
+    if dtype == np.int64 and op not in ("neg", "abs", "sqr"):
+        dtype = np.float64  # the float functions of an integer compute in f64 (the op layer converts first)
+    host = (np.random.default_rng(seed).random(n) * 4 + 0.25).astype(dtype) if dtype != np.int64 else \
+        np.random.default_rng(seed).integers(-50, 50, n)
+    g = sd.as_strided(on_cuda(host), lay.shape, lay.stride, lay.offset)
+    _close(unary(op, g), UNARY_NP[op](np_view(host, lay)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), st.sampled_from([np.float32, np.float64, np.int64]), st.sampled_from(sorted(BINARY_NP)),
+       st.integers(0, 2**32 - 1))
+def test_binary_ops_on_drawn_layouts_and_scalars_match_numpy(data, dtype, op, seed):
+    if op == "div" and dtype == np.int64:
+        dtype = np.float64
+    shape = data.draw(shapes(max_rank=3, max_size=8, max_numel=300))
+    (la, na), (lb, nb) = data.draw(layouts_of_shape(shape)), data.draw(layouts_of_shape(shape))
+    rng = np.random.default_rng(seed)
+    ha, hb = (rng.integers(-4, 5, n).astype(dtype) for n in (na, nb))  # ties and equal values for the comparisons
+    hb[hb == 0] = 3  # no division by zero
+    ga = sd.as_strided(on_cuda(ha), la.shape, la.stride, la.offset)
+    gb = sd.as_strided(on_cuda(hb), lb.shape, lb.stride, lb.offset)
+    va, vb = np_view(ha, la), np_view(hb, lb)
+    _close(binary(op, ga, gb), BINARY_NP[op](va, vb))
+    _close(binary(op, ga, 2), BINARY_NP[op](va, dtype(2)))  # a scalar travels with the launch
+    _close(binary(op, ga[..., :1] if ga.ndim else ga, gb), BINARY_NP[op](va[..., :1] if va.ndim else va, vb))
+
+
+def test_elementwise_names_what_cuda_does_not_do_yet():
+    g = on_cuda(np.ones(4, np.float32))
+    with pytest.raises(sd.StridedError, match="not done on CUDA yet"):
+        unary("sigmoid", g)
+    with pytest.raises(sd.StridedError, match="sum: this kernel family|reduce: this kernel family"):
+        g.sum()
