@@ -213,8 +213,19 @@ def f32_to_bf16_bits(x):
 
 @njit(cache=True)
 def f64_to_bf16_bits(x):
-    """ml_dtypes rounds f64 to bf16 through f32 (two roundings); match it."""
-    return f32_to_bf16_bits(np.float32(x))
+    """Round an f64 to the nearest bf16 once (ties to even), as ml_dtypes 0.7 does.
+
+    Through f32 rounded to odd: when the f32 is inexact, its last bit is forced to 1
+    (after stepping back toward zero if it rounded away), so that the second rounding,
+    f32 to bf16 with 16 bits fewer, cannot land on a tie that the f64 was not on."""
+    x = np.float64(x)
+    f = np.float32(x)
+    if np.float64(f) == x or x != x:
+        return f32_to_bf16_bits(f)
+    b = _f32_as_i32(f)
+    if abs(np.float64(f)) > abs(x):
+        b -= 1  # one step toward zero, for either sign
+    return f32_to_bf16_bits(_i32_as_f32(np.int32(b | 1)))
 
 
 @njit(cache=True)
