@@ -81,14 +81,7 @@ def _blocks(dst, doff, src, soff, dims, strides, blen, n):
 @cuda.jit
 def _general(dst, doff, dstr, src, soff, sstr, shape, n):
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
-        r = e
-        d = doff
-        s = soff
-        for k in range(len(shape) - 1, -1, -1):
-            q = r % shape[k]
-            r //= shape[k]
-            d += q * dstr[k]
-            s += q * sstr[k]
+        d, s = launch.point2(e, shape, doff, dstr, soff, sstr)
         dst[d] = src[s]
 
 
@@ -116,13 +109,7 @@ def _make_tiled(bits):
             r = u - o * per
             p0 = (r // qtiles) * T
             q0 = (r - (r // qtiles) * qtiles) * T
-            d0 = doff
-            s0 = soff
-            for k in range(len(oshape) - 1, -1, -1):
-                c = o % oshape[k]
-                o //= oshape[k]
-                d0 += c * odstr[k]
-                s0 += c * osstr[k]
+            d0, s0 = launch.point2(o, oshape, doff, odstr, soff, osstr)
             p = p0 + tx
             for j in range(ty, T, R):
                 q = q0 + j

@@ -52,30 +52,14 @@ _FLOAT_ONLY = frozenset({"exp", "log", "sqrt", "sin", "cos", "tanh", "div"})
 _UNARY_SRC = """
 def kernel_{name}(out, ooff, ost, src, soff, sst, shape, n):
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
-        r = e
-        d = ooff
-        s = soff
-        for k in range(len(shape) - 1, -1, -1):
-            q = r % shape[k]
-            r //= shape[k]
-            d += q * ost[k]
-            s += q * sst[k]
+        d, s = point2(e, shape, ooff, ost, soff, sst)
         x = src[s]
         out[d] = {expr}
 """
 _BINARY_SRC = """
 def kernel_{name}(out, ooff, ost, a, aoff, ast, b, boff, bst, shape, n):
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
-        r = e
-        d = ooff
-        i = aoff
-        j = boff
-        for k in range(len(shape) - 1, -1, -1):
-            q = r % shape[k]
-            r //= shape[k]
-            d += q * ost[k]
-            i += q * ast[k]
-            j += q * bst[k]
+        d, i, j = point3(e, shape, ooff, ost, aoff, ast, boff, bst)
         x = a[i]
         y = b[j]
         out[d] = {expr}
@@ -83,7 +67,7 @@ def kernel_{name}(out, ooff, ost, a, aoff, ast, b, boff, bst, shape, n):
 
 
 def _make(template: str, name: str, expr: str):
-    scope = {"cuda": cuda, "math": math}
+    scope = {"cuda": cuda, "math": math, "point2": launch.point2, "point3": launch.point3}
     exec(template.format(name=name, expr=expr), scope)  # noqa: S102  (our own templates and expressions)
     return cuda.jit(scope[f"kernel_{name}"])
 

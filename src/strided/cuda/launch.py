@@ -34,3 +34,32 @@ def grid(units: int) -> tuple[int, int]:
 def tile_grid(tiles: int) -> tuple[int, tuple[int, int]]:
     """(blocks, (TILE, TILE_ROWS)) for the tiled transpose over ``tiles`` tiles."""
     return min(MAX_BLOCKS, max(1, tiles)), (TILE, TILE_ROWS)
+
+
+# The odometer of the CUDA kernels: the positions of a flat point of ``shape`` (row-major)
+# in two or three operands, from each one's offset and strides (tuples).  One grid-stride
+# unit unravels its own point, so there is no carry to share between threads.
+from numba import cuda  # noqa: E402  (only this package imports numba.cuda)
+
+
+@cuda.jit(device=True)
+def point2(e, shape, o0, st0, o1, st1):
+    r = e
+    for k in range(len(shape) - 1, -1, -1):
+        q = r % shape[k]
+        r //= shape[k]
+        o0 += q * st0[k]
+        o1 += q * st1[k]
+    return o0, o1
+
+
+@cuda.jit(device=True)
+def point3(e, shape, o0, st0, o1, st1, o2, st2):
+    r = e
+    for k in range(len(shape) - 1, -1, -1):
+        q = r % shape[k]
+        r //= shape[k]
+        o0 += q * st0[k]
+        o1 += q * st1[k]
+        o2 += q * st2[k]
+    return o0, o1, o2
