@@ -25,7 +25,8 @@ import numpy as np
 
 from . import devices, dtype as dt
 from .creation import (
-    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, shape_arg,
+    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, placed,
+    shape_arg,
     tensor, zeros, zeros_like,
 )
 from .dtype import DType
@@ -181,8 +182,11 @@ def iinfo(type_, /) -> iinfo_object:
 def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     """``x`` converted to ``dtype``; with ``copy=False`` the same tensor when nothing changes."""
     x = expect_tensor("astype", x)
-    check_device("astype", device)
+    device = x.device if device is None else check_device("astype", device)
     want = dt.as_dtype(dtype)
+    if device != x.device:
+        x = devices.to_device(x, device, "astype")  # a fresh buffer: nothing left to share
+        return to_dtype(x, want)
     if want is x.dtype and not copy:
         return x
     return to_dtype(x, want) if want is not x.dtype else copy_tensor(x)
@@ -203,9 +207,21 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     protocol, a Python scalar or nested sequences.
 
     ``copy=None`` shares memory when it can; ``copy=True`` always copies; ``copy=False``
-    never does and raises (a StridedError, so also a ValueError) when a copy is needed."""
-    check_device("asarray", device)
+    never does and raises (a StridedError, so also a ValueError) when a copy is needed.
+
+    ``device`` None keeps a tensor's (or a CUDA array's) own device and puts everything
+    else on the CPU; another device is reached by a copy, refused under ``copy=False``."""
+    target = None if device is None else check_device("asarray", device)
     copy = _copy_flag("asarray", copy)
+    out = _asarray(obj, dtype, copy)
+    if target is None or out.device == target:
+        return out
+    if copy is False:
+        raise StridedError(f"asarray: moving a tensor on {out.device} to {target} needs a copy, but copy=False was given")
+    return devices.to_device(out, target, "asarray")
+
+
+def _asarray(obj, dtype, copy) -> Tensor:
     want = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, Tensor):
         src = obj
@@ -261,11 +277,11 @@ def _holds_tensors(seq) -> bool:
 
 
 def eye(n_rows, n_cols=None, /, *, k: int = 0, dtype=None, device=None) -> Tensor:
-    check_device("eye", device)
+    device = check_device("eye", device)
     n, m = shape_arg("eye", (n_rows, n_rows if n_cols is None else n_cols))
     k = int_arg("eye", "k", k)
     d = float_dtype(dtype)
-    out = zeros((n, m), d)
+    out = zeros((n, m), d, device=device)
     # The diagonal is a view of the buffer: start at column k (or row -k), step m + 1.
     start = k if k >= 0 else -k * m
     count = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
@@ -275,7 +291,7 @@ def eye(n_rows, n_cols=None, /, *, k: int = 0, dtype=None, device=None) -> Tenso
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = True) -> Tensor:
-    check_device("linspace", device)
+    device = check_device("linspace", device)
     for v in (start, stop):
         if isinstance(v, (complex, np.complexfloating)) or not isinstance(v, (numbers.Real, np.generic)):
             raise StridedError(f"linspace: expected real start and stop, got {start!r} and {stop!r}")
@@ -289,7 +305,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
     except OverflowError:
         raise StridedError(f"linspace: start {start!r} or stop {stop!r} is beyond any float") from None
     # Computed in f64 and rounded once, so f32 endpoints are the nearest f32 to start and stop.
-    return from_numpy(np.linspace(start, stop, num, endpoint=bool(endpoint)).astype(d.np))
+    return placed("linspace", from_numpy(np.linspace(start, stop, num, endpoint=bool(endpoint)).astype(d.np)), device)
 
 
 def meshgrid(*arrays, indexing: str = "xy") -> list:
@@ -1047,5 +1063,6 @@ __all__ = [name for name in list(globals()) if not name.startswith("_") and name
     "StridedIndexError", "Tensor", "GATHER_INDEX", "check_size", "from_dlpack", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
     "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
     "check_device", "expect_tensor", "int_arg", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
+    "placed",
     "full", "ones", "zeros",
 )]

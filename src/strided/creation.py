@@ -17,6 +17,8 @@ from . import dtype as dt
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError
 from .layout import Layout
+from .backend import alloc_on, kernels_for
+from .devices import canonical, cuda_backend, to_device
 from .layout.layout import as_int_tuple as int_tuple, contiguous_strides
 from .storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
@@ -24,22 +26,40 @@ from .tensor import Tensor, as_strided, same_buffer
 __all__ = [
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
     "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "rebuild_view",
-    "pickled_parts", "expect_tensor", "int_arg",
+    "pickled_parts", "expect_tensor", "int_arg", "check_device", "placed",
 ]
 
 
 def empty(shape, dtype=None, *, device=None) -> Tensor:
-    dtype = float_dtype(dtype)
-    check_device("empty", device)
-    shape = shape_arg("empty", shape)
+    return _empty("empty", shape, float_dtype(dtype), device)
+
+
+def _empty(op: str, shape, dtype: DType, device) -> Tensor:
+    device = check_device(op, device)
+    shape = shape_arg(op, shape)
     lay = Layout.contiguous(shape)
-    return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+    if device == "cpu":
+        return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
+    cuda_backend(op, device)  # loads the backend, and refuses a device it does not see
+    return Tensor(alloc_on(device, lay.numel, dtype.np, op), lay, dtype)
+
+
+def _fill(op: str, t: Tensor, value) -> Tensor:
+    """Every element of the fresh dense ``t`` set to ``value`` (a Python or NumPy scalar of
+    its dtype): in place on the CPU; on a device one broadcast copy from a 1-element
+    buffer moved there, so nothing of the size of ``t`` crosses to the device."""
+    one = dt.scalar_array(op, value, t.dtype)
+    if t.device == "cpu":
+        t._storage.data.fill(one[0])
+    elif t.numel:
+        src = to_device(Tensor(wrap(one), Layout((1,)), t.dtype), t.device, op)
+        kernels_for(t.device).copy.copy_into(t._storage.data, t.layout, src._storage.data,
+                                             Layout(t.shape, (0,) * t.ndim))
+    return t
 
 
 def zeros(shape, dtype=None, *, device=None) -> Tensor:
-    t = empty(shape, dtype, device=device)
-    t._storage.data.fill(0)
-    return t
+    return _fill("zeros", _empty("zeros", shape, float_dtype(dtype), device), 0)
 
 
 def ones(shape, dtype=None, *, device=None) -> Tensor:
@@ -48,9 +68,7 @@ def ones(shape, dtype=None, *, device=None) -> Tensor:
 
 def full(shape, value, dtype=None, *, device=None) -> Tensor:
     dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(value)
-    t = empty(shape, dtype, device=device)
-    t._storage.data.fill(dt.scalar_array("full", value, dtype)[0])
-    return t
+    return _fill("full", _empty("full", shape, dtype, device), value)
 
 
 def expect_tensor(op: str, t) -> Tensor:
@@ -62,26 +80,29 @@ def expect_tensor(op: str, t) -> Tensor:
 
 def empty_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
     t = expect_tensor("empty_like", t)
-    return empty(t.shape, t.dtype if dtype is None else dtype, device=device)
+    return empty(t.shape, t.dtype if dtype is None else dtype, device=t.device if device is None else device)
 
 
 def zeros_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
     t = expect_tensor("zeros_like", t)
-    return zeros(t.shape, t.dtype if dtype is None else dtype, device=device)
+    return zeros(t.shape, t.dtype if dtype is None else dtype, device=t.device if device is None else device)
 
 
 def ones_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:
     t = expect_tensor("ones_like", t)
-    return ones(t.shape, t.dtype if dtype is None else dtype, device=device)
+    return ones(t.shape, t.dtype if dtype is None else dtype, device=t.device if device is None else device)
 
 
 def full_like(t: Tensor, /, fill_value, *, dtype=None, device=None) -> Tensor:
     t = expect_tensor("full_like", t)
-    return full(t.shape, fill_value, t.dtype if dtype is None else dtype, device=device)
+    return full(t.shape, fill_value, t.dtype if dtype is None else dtype, device=t.device if device is None else device)
 
 
 def arange(start, stop=None, step=1, dtype=None, *, device=None) -> Tensor:
-    check_device("arange", device)
+    return placed("arange", _arange(start, stop, step, dtype), check_device("arange", device))
+
+
+def _arange(start, stop, step, dtype) -> Tensor:
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
@@ -111,18 +132,22 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def rand(*shape, dtype=None, generator=None) -> Tensor:
+def rand(*shape, dtype=None, generator=None, device=None) -> Tensor:
+    """Uniform in [0, 1), drawn on the host by the seedable generator (so a seed gives the
+    same numbers on every device) and moved to ``device``."""
+    device = check_device("rand", device)
     shape = shape_arg("rand", shape[0] if len(shape) == 1 else shape)
     check_size("rand", prod(shape), np.float64)
     g = generator if generator is not None else _rng
-    return from_numpy(g.random(shape, dtype=np.float64).astype(float_dtype(dtype).np))
+    return placed("rand", from_numpy(g.random(shape, dtype=np.float64).astype(float_dtype(dtype).np)), device)
 
 
-def randn(*shape, dtype=None, generator=None) -> Tensor:
+def randn(*shape, dtype=None, generator=None, device=None) -> Tensor:
+    device = check_device("randn", device)
     shape = shape_arg("randn", shape[0] if len(shape) == 1 else shape)
     check_size("randn", prod(shape), np.float64)
     g = generator if generator is not None else _rng
-    return from_numpy(g.standard_normal(shape).astype(float_dtype(dtype).np))
+    return placed("randn", from_numpy(g.standard_normal(shape).astype(float_dtype(dtype).np)), device)
 
 
 def float_dtype(dtype) -> DType:
@@ -130,14 +155,16 @@ def float_dtype(dtype) -> DType:
     return dt.DEFAULT_FLOAT if dtype is None else dt.as_dtype(dtype)
 
 
-DEVICES = ("cpu",)
+def check_device(op: str, device) -> str:
+    """Creation takes ``device=``: None (the CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``,
+    returned as strided names it (``"cpu"``, ``"cuda:N"``); anything else is refused by
+    name rather than ignored.  Whether a CUDA device is there is asked when it is used."""
+    return canonical(op, device)
 
 
-def check_device(op: str, device) -> None:
-    """Creation takes ``device=``: None or "cpu" for now (the only storage there is); anything
-    else is refused by name rather than ignored."""
-    if device is not None and not (isinstance(device, str) and device in DEVICES):
-        raise StridedError(f"{op}: unknown device {device!r} (expected None or one of {', '.join(map(repr, DEVICES))})")
+def placed(op: str, t: Tensor, device: str) -> Tensor:
+    """``t`` (made on the host) on ``device``: itself for the CPU, else its elements moved."""
+    return t if device == "cpu" else to_device(t, device, op)
 
 
 def int_arg(op: str, what: str, value) -> int:
@@ -165,14 +192,18 @@ def _default_scalar_dtype(value) -> DType:
     return dt.f32
 
 
-def tensor(data, dtype=None) -> Tensor:
+def tensor(data, dtype=None, *, device=None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays or tensors).
 
     Python floats become f32 and ints i64 (PyTorch's defaults); numpy arrays keep their dtype.
+    ``device`` None keeps a tensor's own device (the CPU for everything else).
     """
     if isinstance(data, Tensor):
         out = data.copy()
-        return out if dtype is None else out.to_dtype(dtype)
+        out = out if dtype is None else out.to_dtype(dtype)
+        return out if device is None else placed("tensor", out, check_device("tensor", device))
+    if device is not None and check_device("tensor", device) != "cpu":
+        return placed("tensor", tensor(data, dtype), check_device("tensor", device))
     want = None if dtype is None else dt.as_dtype(dtype)
     try:
         if isinstance(data, np.ndarray):
