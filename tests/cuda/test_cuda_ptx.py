@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 COMPILE = r'''
 import sys
+import numpy as np
 from numba import cuda, types as nt
 try:
     cuda.compile_ptx(lambda a: None, (nt.float32[:],), cc=(9, 0))
@@ -57,6 +58,16 @@ for dt in (nt.float32, nt.float64, nt.int64):
             continue
         out = nt.Array(nt.boolean, 1, "C") if op in ("eq", "ne", "lt", "le", "gt", "ge") else a
         ptx(kernel, out, i64, tup(2), a, i64, tup(2), a, i64, tup(2), tup(2), i64)
+from strided.cuda import reduce as cr
+for acc in (nt.float32, nt.float64, nt.int64, nt.uint8, nt.boolean):
+    a = nt.Array(acc, 1, "C")
+    for op in cr.REDUCE_OPS:
+        for k in (1, 3):
+            ptx(cr.reduce_kernel(op, np.dtype(str(acc) if acc is not nt.boolean else "bool")),
+                a, i64, tup(k), tup(k), tup(k), tup(2), tup(2), a, i64, i64, i64, i64, i64, i64, acc)
+    for op in cr.ARG_REDUCE_OPS:
+        ptx(cr.arg_kernel(op, np.dtype(str(acc) if acc is not nt.boolean else "bool")),
+            a, i64, tup(2), tup(2), tup(2), i64, i64, nt.Array(i64, 1, "C"), i64, i64)
 print("PTX", count)
 '''
 
@@ -69,5 +80,6 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-6000:]
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
-    # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 21 ops on f32 and f64, 14 on i64
-    assert out.stdout.strip() == "PTX 94", out.stdout
+    # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 21 ops on f32 and f64, 14 on i64;
+    # reductions: 5 accumulators x (4 ops x 2 ranks + 2 arg ops)
+    assert out.stdout.strip() == "PTX 144", out.stdout

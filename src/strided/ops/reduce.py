@@ -21,6 +21,7 @@ from ..layout.layout import norm_dim
 from ..storage import alloc
 from ..tensor import Tensor, record
 from .copies import to_dtype
+from .elementwise import binary
 
 _new = object.__new__
 _BOUND = caches.cache("ops.reduce", "op name, source layout, source dtype, dim argument, keepdim, device", 2048,
@@ -75,7 +76,7 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     acc = want.compute
     src = t if t.dtype.compute is acc else to_dtype(t.detach(), acc)
     keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
-    out = empty(keep_shape, acc)
+    out = empty(keep_shape, acc, device=t.device)
     K = BACKENDS[t._storage.device]
     kop = "sum" if op == "mean" else op
     K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout)
@@ -85,7 +86,10 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
         for d in dims:
             count *= t.shape[d]
         count = count if count else np.nan
-        out._storage.data[...] /= count
+        if t.device == "cpu":
+            out._storage.data[...] /= count
+        else:  # a device buffer is divided on the device (a scalar takes the tensor's dtype)
+            out = binary("div", out, count)
     if src is t and want is acc and (type(dim) is int or dim is None):
         bound = K.reduce.bind(kop, t.layout, dims, out.layout, t._storage.data.dtype, acc.np)
         if bound is not None:
@@ -109,7 +113,7 @@ def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     if t.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
     keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
-    out = empty(keep_shape, dt.i64)
+    out = empty(keep_shape, dt.i64, device=t.device)
     BACKENDS[t._storage.device].reduce.arg_reduce(op, t._storage.data, t.layout, d, out._storage.data, out.layout)
     if not keepdim:
         out = Tensor(out._storage, out.layout.squeeze(d), dt.i64)

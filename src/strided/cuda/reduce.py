@@ -1,0 +1,296 @@
+"""The reduce family on CUDA: the CPU planner's kept and reduced dims, a shared-memory tree per output.
+
+``reduce`` and ``arg_reduce`` take ``strided.kernels.reduce``'s arguments (an op name,
+device buffers and layouts, the output with keepdim shape, its dtype the accumulator).
+``strided.kernels.reduce.plan`` merges and orders the dims as on the CPU (the source
+decides the order; dims read backwards are flipped), and its integers drive one kernel:
+
+* a work unit is one output element, or one part of its reduced points when the
+  outputs are too few to fill the device (``split``): a block per unit, grid-stride
+  over the units;
+* each thread of the block folds every ``THREADS``-th reduced point (the odometer over
+  the reduced dims), then the block combines the ``THREADS`` partial values by a tree
+  in shared memory (``syncthreads`` between levels; no warp shuffles, which the
+  simulator has not);
+* a split reduction writes its parts to a scratch vector, and the same kernel reduces
+  the parts of each output in a second launch.
+
+max and min propagate NaN as NumPy does; argmax and argmin keep the first index of the
+extremum (a NaN wins, the first one), comparing (value, index) pairs in the tree.
+f16/bf16 sources are not reduced on CUDA yet and are refused by name.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+from numba import cuda, from_dtype
+
+from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..kernels.common import DTYPES, NATIVE, check_layout, writes_twice
+from ..kernels.reduce import ARG_REDUCE_OPS, REDUCE_OPS, plan
+from ..layout.layout import Layout, contiguous_strides
+from . import launch
+from .device import is_device_array
+
+__all__ = ["reduce", "arg_reduce", "bind", "REDUCE_OPS", "ARG_REDUCE_OPS", "DTYPES_REDUCED"]
+
+# The CPU's native (unwidened, non-half) dtypes, ordered ones: their values live in registers as numba-cuda types them.
+DTYPES_REDUCED = frozenset(d for d in NATIVE if d.kind in "biuf")
+
+# How many threads fold one unit, a power of two for the tree.  On a GPU a unit with
+# fewer reduced points than ``SPLIT_MIN`` per part is not split: its block is busy enough.
+THREADS = launch.THREADS
+SPLIT_MIN = 4 * THREADS
+# A split aims at this many units in all: enough blocks for every SM several times over.
+TARGET_UNITS = 4 * launch.MAX_BLOCKS
+
+_COMBINE = {
+    "sum": "a + b",
+    "prod": "a * b",
+    "max": "a if (a > b or a != a) else b",
+    "min": "a if (a < b or a != a) else b",
+}
+# (value, index) pairs: ``better`` says whether (a, i) beats (b, j), the first NaN winning.
+_BETTER = {
+    "argmax": "(a != a and (b == b or i < j)) or (b == b and (a > b or (a == b and i < j)))",
+    "argmin": "(a != a and (b == b or i < j)) or (b == b and (a < b or (a == b and i < j)))",
+}
+
+_REDUCE_SRC = """
+def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, jstep, nsplit, chunk, nr, units, ident):
+    sh = cuda.shared.array(T, acc)
+    t = cuda.threadIdx.x
+    u = cuda.blockIdx.x
+    while u < units:  # every thread of a block takes the same units: syncthreads is safe
+        k = u // nsplit
+        j = u - k * nsplit
+        s0, o0 = point2(k, kshape, soff, ksst, ooff, kost)
+        hi = min(nr, (j + 1) * chunk)
+        a = ident
+        for r in range(j * chunk + t, hi, T):
+            b = acc_t(src[point1(r, rshape, s0, rsst)])
+            a = {combine}
+        sh[t] = a
+        cuda.syncthreads()
+        w = T // 2
+        while w > 0:
+            if t < w:
+                a = sh[t]
+                b = sh[t + w]
+                sh[t] = {combine}
+            cuda.syncthreads()
+            w //= 2
+        if t == 0:
+            out[o0 + j * jstep] = sh[0]
+        cuda.syncthreads()
+        u += cuda.gridDim.x
+"""
+
+_ARG_SRC = """
+def kernel(src, soff, kshape, ksst, kost, n, rs, out, ooff, units):
+    sv = cuda.shared.array(T, val)
+    si = cuda.shared.array(T, idx)
+    t = cuda.threadIdx.x
+    u = cuda.blockIdx.x
+    while u < units:
+        s0, o0 = point2(u, kshape, soff, ksst, ooff, kost)
+        a = src[s0]
+        i = 0
+        for r in range(t, n, T):
+            b = src[s0 + r * rs]
+            j = r
+            if not ({better}):
+                a = b
+                i = j
+        sv[t] = a
+        si[t] = i
+        cuda.syncthreads()
+        w = T // 2
+        while w > 0:
+            if t < w:
+                a = sv[t]
+                i = si[t]
+                b = sv[t + w]
+                j = si[t + w]
+                if not ({better}):
+                    sv[t] = b
+                    si[t] = j
+            cuda.syncthreads()
+            w //= 2
+        if t == 0:
+            out[o0] = si[0]
+        cuda.syncthreads()
+        u += cuda.gridDim.x
+"""
+
+
+def _compile(src: str, **scope):
+    scope = {"cuda": cuda, "min": min, "point1": launch.point1, "point2": launch.point2, "T": THREADS, **scope}
+    exec(src, scope)  # noqa: S102  (our own templates)
+    return cuda.jit(scope["kernel"])
+
+
+_REDUCE_KERNELS: dict = {}
+_ARG_KERNELS: dict = {}
+
+
+def reduce_kernel(op: str, acc: np.dtype):
+    """The kernel of ``op`` accumulating in ``acc`` (the shared tree's type is fixed when
+    numba compiles, so each accumulator dtype gets its own)."""
+    key = (op, acc)
+    if key not in _REDUCE_KERNELS:
+        nb = from_dtype(acc)
+        _REDUCE_KERNELS[key] = _compile(_REDUCE_SRC.format(combine=_COMBINE[op]), acc=nb, acc_t=nb)
+    return _REDUCE_KERNELS[key]
+
+
+def arg_kernel(op: str, dtype: np.dtype):
+    key = (op, dtype)
+    if key not in _ARG_KERNELS:
+        # Every thread starts from index 0's pair, a real candidate: a thread with no points
+        # of its own keeps it, and it loses only to a better value or an earlier NaN.
+        _ARG_KERNELS[key] = _compile(_ARG_SRC.format(better=_BETTER[op]), val=from_dtype(dtype), idx=from_dtype(np.int64))
+    return _ARG_KERNELS[key]
+
+
+def identity(op: str, dtype: np.dtype):
+    """The value a fold of ``op`` in ``dtype`` starts from (the empty reduction's result for
+    sum and prod)."""
+    dtype = np.dtype(dtype)
+    if op == "sum":
+        return dtype.type(0)
+    if op == "prod":
+        return dtype.type(1)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if op == "max" else np.inf)
+    if dtype.kind == "b":
+        return np.bool_(op == "min")
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if op == "max" else info.max)
+
+
+# ---------------------------------------------------------------------------
+# checks
+
+
+def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> tuple:
+    for what, buf in (("src", src), ("out", out)):
+        if not is_device_array(buf):
+            got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
+            raise StridedError(f"{op}: expected {what} on the CUDA device, got {got}")
+    if src.dtype not in DTYPES_REDUCED:
+        raise DTypeError(f"{op}: a {DTYPES.get(src.dtype, src.dtype)} source is not reduced on CUDA yet "
+                         f"(CUDA reduces {', '.join(sorted(DTYPES[d] for d in DTYPES_REDUCED))})")
+    check_layout(op, "src_layout", src_layout).validate(len(src))
+    check_layout(op, "out_layout", out_layout).validate(len(out))
+    nd = src_layout.ndim
+    try:
+        dims = tuple(int(d) for d in dims)
+    except TypeError:
+        raise StridedError(f"{op}: expected a tuple of dims, got {dims!r}") from None
+    if list(dims) != sorted(set(dims)) or any(not 0 <= d < nd for d in dims):
+        raise StridedIndexError(
+            f"{op}: expected sorted, distinct dims in [0, {nd}) for a source of shape {src_layout.shape}, got {dims}"
+        )
+    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
+    if out_layout.shape != keep:
+        raise ShapeError(f"{op}: expected an output of shape {keep} (source {src_layout.shape} reduced over {dims} "
+                         f"with keepdim), got {out_layout.shape}")
+    if writes_twice(out_layout):
+        raise StridedError(f"{op}: the output layout {out_layout} writes one element several times "
+                           "(a stride-0 dim of size > 1)")
+    return dims
+
+
+def _dims(shape, *strides) -> tuple:
+    """Dims as the tuples of ints a kernel takes; none becomes one dim of size 1."""
+    if not shape:
+        return ((1,),) + ((0,),) * len(strides)
+    return (tuple(map(int, shape)),) + tuple(tuple(map(int, s)) for s in strides)
+
+
+def split(nk: int, nr: int) -> int:
+    """Parts each output's reduced points are cut into: 1 unless the outputs are too few
+    to give every SM blocks and each part keeps ``SPLIT_MIN`` points."""
+    if nk >= TARGET_UNITS or nr < 2 * SPLIT_MIN:
+        return 1
+    return max(1, min(-(-TARGET_UNITS // nk), nr // SPLIT_MIN))
+
+
+# ---------------------------------------------------------------------------
+# entry points
+
+
+def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> None:
+    """``out = op(src)`` over ``dims`` on device buffers; out (keepdim shape) has the
+    accumulator's dtype.  ``op`` is one of sum, prod, max, min."""
+    if op not in REDUCE_OPS:
+        raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
+    dims = _check(op, src, src_layout, dims, out, out_layout)
+    if out.dtype not in DTYPES_REDUCED:
+        raise DTypeError(f"{op}: a {DTYPES.get(out.dtype, out.dtype)} accumulator is not taken on CUDA")
+    if out_layout.numel == 0:
+        return
+    if src_layout.numel == 0 and op in ("max", "min"):
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dims {dims}): "
+                         "it has no identity")
+    acc = out.dtype
+    kernel, ident = reduce_kernel(op, acc), identity(op, acc)
+    if src_layout.numel == 0:  # sum/prod of nothing: the identity everywhere, a fold of no points
+        kshape, ksst, kost = _dims(out_layout.shape, (0,) * out_layout.ndim, out_layout.stride)
+        nk = out_layout.numel
+        kernel[launch.grid(nk)[0], THREADS](src, 0, kshape, ksst, kost, (1,), (0,), out, out_layout.offset,
+                                            0, 1, 0, 0, nk, ident)
+        return
+    p = plan(src_layout, dims, out_layout)
+    nk, nr = p.nk, p.nr
+    kshape, ksst, kost = _dims(p.kshape, *p.kstrides)
+    rshape, rsst = _dims(p.rshape, p.rstrides)
+    nsplit = split(nk, nr)
+    blocks = lambda units: min(launch.MAX_BLOCKS, max(1, units))  # noqa: E731
+    if nsplit == 1:
+        kernel[blocks(nk), THREADS](src, p.src_offset, kshape, ksst, kost, rshape, rsst, out, p.out_offset,
+                                    0, 1, nr, nr, nk, ident)
+        return
+    chunk = -(-nr // nsplit)
+    part = cuda.device_array(nk * nsplit, acc)
+    pst = tuple(s * nsplit for s in contiguous_strides(kshape))
+    kernel[blocks(nk * nsplit), THREADS](src, p.src_offset, kshape, ksst, pst, rshape, rsst, part, 0,
+                                         1, nsplit, chunk, nr, nk * nsplit, ident)
+    kernel[blocks(nk), THREADS](part, 0, kshape, pst, kost, (nsplit,), (1,), out, p.out_offset,
+                                0, 1, nsplit, nsplit, nk, ident)
+
+
+def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
+    """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim
+    shape.  Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
+    if op not in ARG_REDUCE_OPS:
+        raise StridedError(f"arg_reduce: unknown op {op!r} (expected one of {', '.join(ARG_REDUCE_OPS)})")
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise StridedError(f"{op}: expected an integer dim, got {dim!r}")
+    (d,) = _check(op, src, src_layout, (int(dim),), out, out_layout)
+    if out.dtype != np.int64:
+        raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
+    if out_layout.numel == 0:
+        return
+    n = src_layout.shape[d]
+    if n == 0:
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
+    # The planner's kept dims; the arg dim keeps its own direction (its indices are
+    # logical), so a flip the planner made of it is undone here.
+    p = plan(src_layout, (d,), out_layout)
+    rs, soff = src_layout.stride[d], p.src_offset
+    if p.rstrides and p.rstrides[0] != rs:  # flipped: the planner started at the last element
+        soff -= (n - 1) * rs
+    kshape, ksst, kost = _dims(p.kshape, *p.kstrides)
+    nk = p.nk
+    units = min(launch.MAX_BLOCKS, max(1, nk))
+    arg_kernel(op, src.dtype)[units, THREADS](src, soff, kshape, ksst, kost, n if p.rshape else 1, rs, out,
+                                              p.out_offset, nk)
+
+
+def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype, out_dtype):
+    """None: every CUDA reduction takes the checked entry point (no kept decisions yet)."""
+    return None
