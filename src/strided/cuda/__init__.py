@@ -4,16 +4,17 @@ Imported only when a CUDA device is asked for (``strided.devices`` loads it and
 registers its devices with ``strided.backend``): a CPU-only ``import strided`` never
 imports numba.cuda.  It has the layout of ``strided.kernels``, one submodule per kernel
 family with the same entry points over buffers and layouts (never a Tensor); the
-families it does not have yet (index, matmul) raise ``NotOnCuda`` when an op
+families it does not have yet (matmul) raise ``NotOnCuda`` when an op
 reaches for them, naming the family:
 
 ============  ==========================================  ==============================
 family        entry points                                plan
 ============  ==========================================  ==============================
-copy          ``copy_into``, ``bind``                     ``kernels.copy.plan_copy``
-elementwise   ``unary``, ``binary`` (first ops; general   ``NdIter``'s merged dims, as
+copy          ``copy_into``, ``bind``, ``ManyCopy``       ``kernels.copy.plan_copy``
+elementwise   ``unary``, ``binary``, ``where`` (general   ``NdIter``'s merged dims, as
               path), ``output_layout``, ``bind``          the CPU's planner merges them
 reduce        ``reduce``, ``arg_reduce``, ``bind``        ``kernels.reduce.plan``
+index         ``index_select``                            (one path)
 ============  ==========================================  ==============================
 
 ``storage`` holds ``CudaStorage`` (a 1-D numba-cuda device array and its device
@@ -25,11 +26,11 @@ runs these kernels in its simulator, on the host: the tests do so on every run.
 
 from __future__ import annotations
 
-from . import copy, device, elementwise, launch, reduce, storage  # noqa: F401
+from . import copy, device, elementwise, index, launch, reduce, storage  # noqa: F401
 from .device import device_count  # noqa: F401
 from .storage import alloc  # noqa: F401
 
-__all__ = ["copy", "device", "elementwise", "launch", "reduce", "storage", "alloc", "device_count", "NotOnCuda"]
+__all__ = ["copy", "device", "elementwise", "index", "launch", "reduce", "storage", "alloc", "device_count", "NotOnCuda"]
 
 from ..errors import StridedError  # noqa: E402
 
@@ -40,6 +41,6 @@ class NotOnCuda(StridedError, AttributeError):
 
 
 def __getattr__(name):
-    if name in ("index", "matmul"):
+    if name in ("matmul",):
         raise NotOnCuda(f"{name}: this kernel family is not done on CUDA yet; t.cpu() moves a tensor to the host")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

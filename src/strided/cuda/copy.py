@@ -43,7 +43,7 @@ from ..layout.layout import Layout
 from . import launch
 from .device import DTYPES_ON_DEVICE, is_device_array
 
-__all__ = ["copy_into", "bind", "PATHS"]
+__all__ = ["copy_into", "bind", "ManyCopy", "PATHS"]
 
 PATHS = ("run", "rows", "blocks", "tiled", "general")
 
@@ -249,3 +249,30 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     if dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
         return None
     return _kernel(dst_layout, src_layout, dst_dtype, src_dtype), (dhi, shi)
+
+
+class ManyCopy:
+    """``strided.kernels.copy.ManyCopy``'s contract on CUDA (cat's copies): src i into dst
+    layout i, each by ``copy_into`` (the path its layouts need), one launch per source.
+    The CPU batches the copies into one kernel call to save the per-call cost of small
+    ones; here each is a grid-stride launch over a whole source."""
+
+    def __init__(self, op: str, dst, dst_layouts: tuple, srcs: tuple, src_layouts: tuple):
+        if len(dst_layouts) != len(srcs) or len(srcs) != len(src_layouts):
+            raise StridedError(f"{op}: expected one dst layout per source, got {len(dst_layouts)} layouts "
+                               f"for {len(srcs)} sources")
+        self.op, self.dst_layouts, self.src_layouts = op, tuple(dst_layouts), tuple(src_layouts)
+
+    @classmethod
+    def dense_rows(cls, op: str, dst, srcs: tuple, specs):
+        """None: the CPU's layout-free plan for dense inputs is not taken; the caller builds
+        the layouts and takes ``ManyCopy``."""
+        return None
+
+    def run(self, dst, srcs) -> bool:
+        """Every copy, or False (nothing written) when a buffer is not a device array."""
+        if not is_device_array(dst) or any(not is_device_array(s) for s in srcs):
+            return False
+        for dl, s, sl in zip(self.dst_layouts, srcs, self.src_layouts):
+            copy_into(dst, dl, s, sl)
+        return True

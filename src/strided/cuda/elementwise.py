@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda
 
 from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import DTYPES, check_layout
+from ..kernels.common import BITS, DTYPES, check_layout
 from ..kernels.copy import check_dst_layout
 from ..kernels.elementwise import output_layout  # noqa: F401  (the family's entry point, shared with the CPU)
 from ..layout.iterate import NdIter
@@ -139,8 +139,31 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
     _BINARY_KERNELS[op][launch.grid(n)](out, ooff, ost, a, aoff, ast, b, boff, bst, shape, n)
 
 
-def where(cond, cond_layout, a, a_layout, b, b_layout, out, out_layout) -> None:
-    raise StridedError("where: not done on CUDA yet")
+@cuda.jit
+def _where(out, ooff, ost, c, coff, cst, a, aoff, ast, b, boff, bst, shape, n):
+    for e in range(cuda.grid(1), n, cuda.gridsize(1)):
+        d, k, i, j = launch.point4(e, shape, ooff, ost, coff, cst, aoff, ast, boff, bst)
+        out[d] = a[i] if c[k] else b[j]
+
+
+def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
+    """``out = a if cond else b`` elementwise on device buffers (cond bool; a, b and out of
+    one dtype, moved as bits by itemsize)."""
+    op = "where"
+    table = {op: None}
+    c, a, b = _check(op, table, out, out_layout, (("cond", cond, cond_layout), ("a", a, a_layout),
+                                                   ("b", b, b_layout)))
+    if c.dtype != np.bool_:
+        raise DTypeError(f"{op}: expected a bool condition, got {c.dtype}")
+    if not (a.dtype == b.dtype == out.dtype):
+        raise DTypeError(f"{op}: expected a, b and out of one dtype on CUDA, got {a.dtype}, {b.dtype} and {out.dtype}")
+    n = out_layout.numel
+    if n == 0:
+        return
+    shape, (ost, cst, ast, bst), (ooff, coff, aoff, boff) = _walk(out_layout, (cond_layout, a_layout, b_layout))
+    bits = BITS[out.dtype.itemsize]
+    _where[launch.grid(n)](out.view(bits), ooff, ost, c, coff, cst, a.view(bits), aoff, ast, b.view(bits), boff, bst,
+                           shape, n)
 
 
 def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):

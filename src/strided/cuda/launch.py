@@ -73,3 +73,16 @@ def point1(e, shape, o0, st0):
         r //= shape[k]
         o0 += q * st0[k]
     return o0
+
+
+@cuda.jit(device=True)
+def point4(e, shape, o0, st0, o1, st1, o2, st2, o3, st3):
+    r = e
+    for k in range(len(shape) - 1, -1, -1):
+        q = r % shape[k]
+        r //= shape[k]
+        o0 += q * st0[k]
+        o1 += q * st1[k]
+        o2 += q * st2[k]
+        o3 += q * st3[k]
+    return o0, o1, o2, o3

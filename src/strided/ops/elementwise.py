@@ -378,6 +378,6 @@ def where(cond, a, b) -> Tensor:
     bufs.insert(0, c._storage.data)
     lays.insert(0, c.layout.broadcast_as(shape))
     lay = K.elementwise.output_layout(shape, *lays[1:])
-    out = _dense(lay, want)
+    out = _dense(lay, want, tensors[0]._storage.device)
     K.elementwise.where(bufs[0], lays[0], bufs[1], lays[1], bufs[2], lays[2], out._storage.data, out.layout)
     return record(out, "where", tensors, operands=(cond, a, b))

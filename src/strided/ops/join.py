@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import caches
 from .. import dtype as dt
-from ..backend import BACKENDS, common_device
+from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import empty
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout import Layout
@@ -52,7 +52,7 @@ def index_select(t: Tensor, index, dim=0) -> Tensor:
     d = norm_dim("index_select", dim, t.ndim)
     idx = index_array("index_select", index)
     shape = t.shape[:d] + (len(idx),) + t.shape[d + 1 :]
-    out = empty(shape, t.dtype)
+    out = empty(shape, t.dtype, device=t.device)
     BACKENDS[t._storage.device].index.index_select(out._storage.data, out.layout, t._storage.data, t.layout, d, idx)
     return record(out, "index_select", (t,), dim=d, index=idx)
 
@@ -89,7 +89,8 @@ def cat(tensors, dim=0) -> Tensor:
     dtypes = tuple([x.dtype for x in tensors])
     d = norm_dim("cat", dim, src_lays[0].ndim)
     out_lay, want, sizes = _cat_plan(d, src_lays, dtypes)
-    out = Tensor(alloc(out_lay.numel, want.np, "cat"), out_lay, want)
+    store = alloc(out_lay.numel, want.np, "cat") if device == "cpu" else alloc_on(device, out_lay.numel, want.np, "cat")
+    out = Tensor(store, out_lay, want)
     many = None
     if out_lay.numel:
         bufs = tuple([x._storage.data for x in tensors])
@@ -98,7 +99,7 @@ def cat(tensors, dim=0) -> Tensor:
         )
         if not many.run(out._storage.data, bufs):
             raise StridedError("cat: the copy kernel refused the buffers it was planned for")
-    if type(dim) is int:
+    if type(dim) is int and device == "cpu":  # the kept plan allocates on the host
         _CAT.put((dim, *src_lays, *dtypes, device), (out_lay.numel, want, many, d, sizes, out_lay))
     return record(out, "cat", tensors, dim=d, sizes=sizes)
 
