@@ -57,7 +57,8 @@ import threading
 
 import numpy as np
 
-from . import dtype as dt
+from . import devices, dtype as dt
+from .backend import alloc_on, kernels_for
 from .errors import DTypeError, StridedError
 from .layout import Layout
 from .layout.layout import contiguous_strides
@@ -65,7 +66,8 @@ from .creation import from_numpy
 from .storage import wrap
 from .tensor import Tensor
 
-__all__ = ["array_interface", "to_dlpack", "from_dlpack", "DLPackError", "dlpack_counters"]
+__all__ = ["array_interface", "cuda_array_interface", "interface_layout", "from_cuda_array_interface", "to_dlpack",
+           "from_dlpack", "DLPackError", "dlpack_counters"]
 
 
 class DLPackError(StridedError, BufferError):
@@ -102,6 +104,94 @@ def array_interface(t) -> dict:
         "strides": tuple(s * item for s in lay.stride),
         "data": (addr, not data.flags.writeable),
     }
+
+
+# ---------------------------------------------------------------------------
+# CUDA array interface (numba, CuPy, PyTorch)
+
+# The stream the CUDA backend's kernels and copies run on: the legacy default stream,
+# which the interface spells 1 (0 is disallowed, None would say "no synchronisation").
+CAI_STREAM = 1
+
+
+def cuda_array_interface(t) -> dict:
+    """``__cuda_array_interface__`` v3 of a tensor on a CUDA device: the device address of
+    element 0 of the view, byte strides (None when the view is C-contiguous, negative and
+    zero strides as they are, like ``__array_interface__``), never read-only, and the
+    stream its writes were queued on.  A CPU tensor has none (AttributeError, so that
+    ``hasattr`` is false and consumers go on to other protocols)."""
+    device = t._storage.device
+    if device == "cpu":
+        raise AttributeError("__cuda_array_interface__: a tensor on the CPU has no device memory")
+    data = t._storage.data
+    item = data.itemsize
+    lay = t.layout
+    base = kernels_for(device).storage.pointer(data)
+    contiguous = lay.stride == contiguous_strides(lay.shape)
+    return {
+        "version": 3,
+        "shape": lay.shape,
+        "typestr": data.dtype.str,
+        "descr": data.dtype.descr,
+        "data": (base + lay.offset * item if lay.numel else base, False),
+        "strides": None if contiguous else tuple(s * item for s in lay.stride),
+        "stream": CAI_STREAM,
+    }
+
+
+def interface_layout(op: str, desc: dict) -> tuple:
+    """``(address, length, Layout)`` of a ``__cuda_array_interface__`` dict: the lowest
+    address the view touches, how many elements from there it spans, and its layout over
+    that span (element strides, signed; offset the position of element 0).  A StridedError
+    naming ``op`` for what strided cannot take: a mask, strides that are not whole
+    elements, an unknown typestr."""
+    if not isinstance(desc, dict) or "shape" not in desc or "typestr" not in desc or "data" not in desc:
+        raise StridedError(f"{op}: expected a __cuda_array_interface__ dict with shape, typestr and data, got {desc!r}")
+    if desc.get("mask") is not None:
+        raise StridedError(f"{op}: a masked __cuda_array_interface__ is not supported")
+    try:
+        np_dtype = np.dtype(desc["typestr"])
+        shape = tuple(int(n) for n in desc["shape"])
+        ptr = int(desc["data"][0] or 0)
+    except (TypeError, ValueError) as e:
+        raise StridedError(f"{op}: cannot read __cuda_array_interface__ {desc!r}: {e}") from None
+    dt.as_dtype(np_dtype)  # a dtype strided holds, or a DTypeError naming it
+    item = np_dtype.itemsize
+    byte_strides = desc.get("strides")
+    if byte_strides is None:
+        strides = contiguous_strides(shape)
+    else:
+        byte_strides = tuple(int(s) for s in byte_strides)
+        if len(byte_strides) != len(shape) or any(s % item for s in byte_strides):
+            raise StridedError(f"{op}: byte strides {byte_strides} are not whole {item}-byte elements "
+                               f"of shape {shape}")
+        strides = tuple(s // item for s in byte_strides)
+    if any(n == 0 for n in shape):
+        return ptr, 0, Layout(shape, contiguous_strides(shape))
+    low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    return ptr + low * item, high - low + 1, Layout(shape, strides, -low)
+
+
+def alloc_copy(t: Tensor):
+    """A fresh dense storage on ``t``'s device holding its elements (the backend's copy)."""
+    dense = Layout.contiguous(t.shape)
+    store = alloc_on(t.device, dense.numel, t._storage.data.dtype, "copy")
+    if dense.numel:
+        kernels_for(t.device).copy.copy_into(store.data, dense, t._storage.data, t.layout)
+    return store
+
+
+def from_cuda_array_interface(obj, op: str = "asarray") -> Tensor:
+    """A tensor over the device memory ``obj.__cuda_array_interface__`` describes (no copy):
+    a CUDA storage spanning exactly what the view touches, kept alive with ``obj``."""
+    desc = obj.__cuda_array_interface__
+    addr, length, lay = interface_layout(op, desc)
+    np_dtype = np.dtype(desc["typestr"])
+    flat = {"version": 3, "shape": (length,), "typestr": np_dtype.str, "data": (addr, False), "strides": None,
+            "stream": desc.get("stream")}
+    module = devices.cuda_backend(op)
+    return Tensor(module.storage.wrap_interface(flat, obj), lay, dt.as_dtype(np_dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -361,9 +451,8 @@ def _wants_versioned(max_version) -> bool:
 
 def to_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule over ``t`` (see the module notes for copies and negative strides)."""
-    if t._storage.device != "cpu":  # kDLCUDA export is issue 17's exchange step, not done yet
-        raise DLPackError(f"__dlpack__: exporting a tensor on {t._storage.device} is not supported yet; "
-                          "t.cpu() copies it to the host")
+    if t._storage.device != "cpu":
+        return _to_dlpack_cuda(t, stream, max_version, dl_device, copy)
     if stream is not None:
         raise DLPackError(
             f"__dlpack__: strided tensors live on the CPU, which has no streams; "
@@ -506,6 +595,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """
 
     copy = _check_copy("from_dlpack", copy)
+    if not _is_capsule(x) and hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__") \
+            and int(x.__dlpack_device__()[0]) == K_DL_CUDA and device in (None, "cuda", f"cuda:{int(x.__dlpack_device__()[1])}"):
+        # A CUDA producer (a PyTorch or CuPy tensor): the same memory through its CUDA array
+        # interface, which says everything the capsule would (a capsule alone is not read yet).
+        t = from_cuda_array_interface(x, "from_dlpack")
+        return Tensor(alloc_copy(t), Layout.contiguous(t.shape), t.dtype) if copy else t
     if device is not None and device not in ("cpu", (K_DL_CPU, 0)):
         raise DLPackError(f"from_dlpack: strided tensors live on the CPU; expected device=None or 'cpu', got {device!r}")
     if _is_capsule(x):
@@ -615,14 +710,88 @@ def from_dlpack(x, /, *, device=None, copy=None):
 # Tensor's exchange methods
 
 _DL_DEVICES = {"cpu": (K_DL_CPU, 0)}
+K_DL_CUDA = 2
 
 
 def _dlpack_device(t) -> tuple[int, int]:
-    """(DLPack device type, device id) of the storage behind ``t``."""
-    dev = _DL_DEVICES.get(t._storage.device)
+    """(DLPack device type, device id) of the storage behind ``t``: kDLCPU, or kDLCUDA and
+    N for ``cuda:N``."""
+    device = t._storage.device
+    dev = _DL_DEVICES.get(device)
+    if dev is None and device.startswith("cuda:"):
+        dev = (K_DL_CUDA, int(device[5:]))
     if dev is None:
         raise DLPackError(f"__dlpack_device__: no DLPack device is known for {t._storage.device!r}")
     return dev
+
+
+def _to_dlpack_cuda(t, stream, max_version, dl_device, copy):
+    """A kDLCUDA capsule over a CUDA tensor: the CPU's rules for copies and negative strides
+    (a flagged compact copy, made on the device, or BufferError with copy=False).  The
+    kernels run on the legacy default stream; unless the consumer says it needs no
+    synchronisation (stream=-1), the device is synchronised before the capsule goes out."""
+    device = t._storage.device
+    here = _dlpack_device(t)
+    if dl_device is not None:
+        try:
+            dev = tuple(int(v) for v in dl_device)
+        except (TypeError, ValueError):
+            raise DLPackError(f"__dlpack__: dl_device must be a (type, id) pair, got {dl_device!r}") from None
+        if dev != here:
+            raise DLPackError(f"__dlpack__: the tensor is on {device} (DLPack device {here}) and is not exported "
+                              f"to DLPack device {dev}; t.to_device(...) moves it")
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream == 0):
+        raise DLPackError(f"__dlpack__: expected stream None, -1 or a CUDA stream handle (1 the legacy default), "
+                          f"got {stream!r}")
+    copy = _check_copy("__dlpack__", copy)
+    versioned = _wants_versioned(max_version)
+    lay = t.layout
+    negative = [d for d, (n, s) in enumerate(zip(lay.shape, lay.stride)) if s < 0 and n > 1]
+    copied = False
+    K = kernels_for(device)
+    if copy or (copy is None and negative):
+        t = Tensor(alloc_copy(t), Layout.contiguous(lay.shape), t.dtype)
+        lay, copied = t.layout, True
+    elif negative:
+        raise DLPackError(
+            f"__dlpack__: the view {lay} has negative strides on dims {negative}; PyTorch cannot "
+            "import them, so a zero-copy export is refused with copy=False; allow a copy (copy=None or True)"
+        )
+    if stream != -1:
+        K.storage.synchronize()
+    cai = cuda_array_interface(t)
+    native = _native_functions()
+    ndim = lay.ndim
+    shape = (ctypes.c_int64 * max(ndim, 1))(*lay.shape)
+    strides = (ctypes.c_int64 * max(ndim, 1))(*lay.stride)
+    if versioned:
+        managed = DLManagedTensorVersioned()
+        managed.version = DLPackVersion(*DLPACK_VERSION)
+        managed.flags = FLAG_IS_COPIED if copied else 0
+        managed.deleter = native["deleter_versioned"]
+        name = _name("versioned")
+    else:
+        managed = DLManagedTensor()
+        managed.deleter = native["deleter_legacy"]
+        name = _name("legacy")
+    dl = managed.dl_tensor
+    dl.data = cai["data"][0]
+    dl.device = DLDevice(*here)
+    dl.ndim = ndim
+    dl.dtype = DLDataType(*_DL_CODES[t.dtype.name], 1)
+    dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    dl.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+    dl.byte_offset = 0
+    ctx = _Export(managed, shape, strides, t._storage)
+    managed.manager_ctx = id(ctx)
+    _Py_IncRef(ctx)
+    _counts["exported"] += 1
+    try:
+        return _PyCapsule_New(ctypes.addressof(managed), name, native["capsule_destructor"])
+    except BaseException:
+        managed.manager_ctx = None
+        _Py_DecRef(ctx)
+        raise
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -630,5 +799,6 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
 
 
 Tensor.__array_interface__ = property(array_interface)
+Tensor.__cuda_array_interface__ = property(cuda_array_interface)
 Tensor.__dlpack__ = _dlpack
 Tensor.__dlpack_device__ = _dlpack_device

@@ -16,8 +16,9 @@ from ..layout.layout import Layout
 from ..storage import Storage, check_size
 from .copy import copy_into
 from .device import checked_dtype, is_device_array
+from .launch import SIMULATED
 
-__all__ = ["CudaStorage", "alloc", "from_host"]
+__all__ = ["CudaStorage", "alloc", "from_host", "pointer", "wrap_interface", "synchronize"]
 
 
 class CudaStorage(Storage):
@@ -63,3 +64,27 @@ def from_host(host: np.ndarray, device: str = "cuda:0", op: str = "to_device") -
     if host.ndim != 1 or not host.flags.c_contiguous:
         raise StridedError(f"{op}: expected a 1-D contiguous host array, got shape {host.shape}")
     return CudaStorage(cuda.to_device(host), device)
+
+
+def pointer(data) -> int:
+    """The device address of element 0 of the device array ``data``.  The simulator's
+    device memory is host memory: its arrays give that address."""
+    if SIMULATED:
+        return data.__array_interface__["data"][0]
+    return data.__cuda_array_interface__["data"][0]
+
+
+def wrap_interface(desc: dict, owner, device: str = "cuda:0") -> CudaStorage:
+    """A storage over someone else's device memory: ``desc`` a 1-D contiguous
+    ``__cuda_array_interface__`` (its span of the producer's memory), ``owner`` kept alive
+    with it.  Needs a real device: numba-cuda's simulator cannot wrap a device pointer."""
+    if SIMULATED:
+        raise StridedError("asarray: numba-cuda's simulator cannot wrap foreign device memory "
+                           "(__cuda_array_interface__ needs a real GPU)")
+    checked_dtype("asarray", np.dtype(desc["typestr"]))
+    return CudaStorage(cuda.from_cuda_array_interface(desc, owner=owner, sync=True), device)
+
+
+def synchronize() -> None:
+    """Wait for every kernel and copy queued on the device (before memory is handed out)."""
+    cuda.synchronize()
