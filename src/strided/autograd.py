@@ -127,7 +127,7 @@ def backward(root: Tensor) -> GradStore:
 
 
 def _ones_like(t: Tensor) -> Tensor:
-    return copies.fill_(zeros(t.shape, t.dtype), 1)
+    return copies.fill_(zeros(t.shape, t.dtype, device=t.device), 1)  # on the root's device
 
 
 def _dense(g: Tensor, like: Tensor) -> Tensor:

@@ -38,7 +38,7 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 def view_back(node, op, g):
     """Injective views: write g through the same view of a zero gradient."""
     (inp,) = op.inputs
-    gz = zeros(inp.shape, g.dtype)
+    gz = zeros(inp.shape, g.dtype, device=g.device)
     v = _replay(gz, op.name, op.ctx["args"])
     v.copy_(g)
     return [gz]
@@ -62,7 +62,7 @@ def accumulate_back(node, op, g):
     offsets = np.fromiter(v.layout.strided_index(), dtype=np.int64, count=v.numel) - base.offset
     acc = np.zeros(inp.numel, dtype=g.dtype.compute.np)
     np.add.at(acc, offsets, g.detach().to_dtype(g.dtype.compute).numpy().reshape(-1))
-    return [tensor(acc.reshape(inp.shape)).to_dtype(g.dtype)]
+    return [tensor(acc.reshape(inp.shape), device=g.device).to_dtype(g.dtype)]
 
 
 def broadcast_back(node, op, g):
@@ -78,7 +78,7 @@ def by_offsets_back(node, op, g):
     out_offsets = np.fromiter(node.layout.strided_index(), dtype=np.int64, count=node.numel)
     np.add.at(acc, out_offsets, g.detach().to_dtype(g.dtype.compute).numpy().reshape(-1))
     in_offsets = np.fromiter(inp.layout.strided_index(), dtype=np.int64, count=inp.numel)
-    return [tensor(acc[in_offsets].reshape(inp.shape)).to_dtype(g.dtype)]
+    return [tensor(acc[in_offsets].reshape(inp.shape), device=g.device).to_dtype(g.dtype)]
 
 
 def identity_back(node, op, g):
@@ -241,7 +241,7 @@ def _first_extreme_mask(x: Tensor, dims, name) -> Tensor:
         r *= x.shape[d]
     flat = moved.reshape(tuple(x.shape[d] for d in keep) + (r,))
     idx = flat.argmax(-1, keepdim=True) if name == "max" else flat.argmin(-1, keepdim=True)
-    hot = (arange(r) == idx).to_dtype(x.dtype)
+    hot = (arange(r, device=x.device) == idx).to_dtype(x.dtype)
     hot = hot.reshape(moved.shape)
     inv = [0] * x.ndim
     for pos, d in enumerate(tuple(keep) + tuple(dims)):
@@ -281,4 +281,4 @@ def index_select_back(node, op, g):
     acc = np.zeros(x.shape, dtype=comp.np)
     where = (slice(None),) * d + (idx % x.shape[d] if x.shape[d] else idx,)
     np.add.at(acc, where, g.detach().to_dtype(comp).numpy())
-    return [tensor(acc).to_dtype(g.dtype)]
+    return [tensor(acc, device=g.device).to_dtype(g.dtype)]
