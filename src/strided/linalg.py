@@ -23,6 +23,7 @@ import numpy as np
 
 from . import caches
 from . import dtype as dt
+from .backend import BACKENDS, alloc_on, common_device
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError
 from .kernels import matmul as km  # loads BLAS; linalg itself loads on first use
@@ -57,6 +58,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
                 return out
     a = _operand(a, "lhs")
     b = _operand(b, "rhs")
+    device = common_device("matmul", a._storage, b._storage)
     if a.dtype is not b.dtype:
         if not promote:
             raise DTypeError(
@@ -106,12 +108,12 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
     numel = m * n
     for d in batch:
         numel *= d
-    store = alloc(numel, comp.np, "matmul")
+    store = alloc(numel, comp.np, "matmul") if device == "cpu" else alloc_on(device, numel, comp.np, "matmul")
     cbuf = store.data
     # The kernel checks both layouts against their buffers before it reads anything.
     a_lay, b_lay = (a_shape, a_stride, alay.offset), (b_shape, b_stride, blay.offset)
-    km.matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
-    if want is comp and abuf is a._storage.data and bbuf is b._storage.data and _chunk is None and numel:
+    (km if device == "cpu" else BACKENDS[device].matmul).matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
+    if device == "cpu" and want is comp and abuf is a._storage.data and bbuf is b._storage.data and _chunk is None and numel:
         bound = km.bind(a_lay, b_lay, comp.np)
         if bound is not None:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
@@ -140,6 +142,9 @@ def _buffer(t: Tensor, comp: DType) -> tuple[np.ndarray, Layout]:
     """The flat buffer and layout a kernel reads: the tensor's own unless the dtype differs."""
     if t.dtype is comp:
         return t._storage.data, t.layout
+    if t.device != "cpu":  # converted on its device
+        c = t.to_dtype(comp)
+        return c._storage.data, c.layout
     # A conversion has to copy anyway; it produces a dense row-major operand.
     arr = np.ascontiguousarray(t.numpy(), dtype=comp.np)
     return arr.reshape(-1), Layout.contiguous(t.shape)

@@ -73,6 +73,11 @@ for e in (nt.uint8, nt.uint16, nt.uint32, nt.uint64):
     a = nt.Array(e, 1, "C")
     ptx(ew._where, a, i64, tup(2), nt.Array(nt.boolean, 1, "C"), i64, tup(2), a, i64, tup(2), a, i64, tup(2), tup(2), i64)
     ptx(ci._gather, a, i64, tup(3), a, i64, tup(3), tup(3), i64, nt.Array(i64, 1, "C"), i64)
+from strided.cuda import matmul as cmm
+for e in (nt.float32, nt.float64):
+    a = nt.Array(e, 1, "C")
+    ptx(cmm.simulated_gemm_strided_batched, i64, i64, i64, i64, i64, a, i64, i64, i64, a, i64, i64, i64, a, i64, i64,
+        i64, i64)
 print("PTX", count)
 '''
 
@@ -86,5 +91,6 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
     # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 21 ops on f32 and f64, 14 on i64;
-    # reductions: 5 accumulators x (4 ops x 2 ranks + 2 arg ops); where and the gather: 4 widths each
-    assert out.stdout.strip() == "PTX 152", out.stdout
+    # reductions: 5 accumulators x (4 ops x 2 ranks + 2 arg ops); where and the gather: 4 widths each;
+    # the simulator's gemm stand-in on f32 and f64
+    assert out.stdout.strip() == "PTX 154", out.stdout

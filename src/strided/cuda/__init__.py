@@ -4,8 +4,7 @@ Imported only when a CUDA device is asked for (``strided.devices`` loads it and
 registers its devices with ``strided.backend``): a CPU-only ``import strided`` never
 imports numba.cuda.  It has the layout of ``strided.kernels``, one submodule per kernel
 family with the same entry points over buffers and layouts (never a Tensor); the
-families it does not have yet (matmul) raise ``NotOnCuda`` when an op
-reaches for them, naming the family:
+families are those of the CPU (a family it lacked would raise ``NotOnCuda``, naming it):
 
 ============  ==========================================  ==============================
 family        entry points                                plan
@@ -15,6 +14,8 @@ elementwise   ``unary``, ``binary``, ``where`` (general   ``NdIter``'s merged di
               path), ``output_layout``, ``bind``          the CPU's planner merges them
 reduce        ``reduce``, ``arg_reduce``, ``bind``        ``kernels.reduce.plan``
 index         ``index_select``                            (one path)
+matmul        ``matmul`` (cuBLAS; the simulator's stand-  ``kernels.matmul.plan``, then
+              in kernel without a GPU), ``program``       ``program``: the gemm calls
 ============  ==========================================  ==============================
 
 ``storage`` holds ``CudaStorage`` (a 1-D numba-cuda device array and its device
@@ -26,11 +27,11 @@ runs these kernels in its simulator, on the host: the tests do so on every run.
 
 from __future__ import annotations
 
-from . import copy, device, elementwise, index, launch, reduce, storage  # noqa: F401
+from . import copy, device, elementwise, index, launch, matmul, reduce, storage  # noqa: F401
 from .device import device_count  # noqa: F401
 from .storage import alloc  # noqa: F401
 
-__all__ = ["copy", "device", "elementwise", "index", "launch", "reduce", "storage", "alloc", "device_count", "NotOnCuda"]
+__all__ = ["copy", "device", "elementwise", "index", "launch", "matmul", "reduce", "storage", "alloc", "device_count", "NotOnCuda"]
 
 from ..errors import StridedError  # noqa: E402
 
@@ -41,6 +42,6 @@ class NotOnCuda(StridedError, AttributeError):
 
 
 def __getattr__(name):
-    if name in ("matmul",):
+    if name in ():  # every family is here; a new CPU family is listed until CUDA has it
         raise NotOnCuda(f"{name}: this kernel family is not done on CUDA yet; t.cpu() moves a tensor to the host")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
