@@ -19,6 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
     bench.add_argument("--sweep", action="store_true", help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
     bench.add_argument("--thresholds", action="store_true", help="each family on one thread and in parallel across sizes instead")
+    bench.add_argument("--cuda", action="store_true",
+                       help="the CUDA device check: correctness on random layouts, then bandwidth vs PyTorch")
+    bench.add_argument("--sizes", choices=("full", "small"), default="full",
+                       help="with --cuda: 'small' runs only the correctness part on tiny layouts (the simulator can)")
     show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
     show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")
@@ -54,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench.thresholds import main as thresholds_main
 
         return thresholds_main()
+    if args.command == "bench" and args.cuda:
+        from .bench.cuda_bench import main as cuda_main
+
+        return cuda_main(sizes=args.sizes, json_path=args.json)
     if args.command == "bench" and args.sweep:
         from .bench.sweep import main as sweep_main
 
