@@ -104,7 +104,8 @@ def test_every_entry_has_a_gradient_rule():
 def test_not_differentiable_ops_are_exactly_these():
     nd = {name for name, spec in REGISTRY.items() if spec.grad is NOT_DIFFERENTIABLE}
     assert nd == {"not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "argmax", "argmin",
-                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "floor_divide"}
+                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "floor_divide", "nextafter",
+                  "bitwise_left_shift", "bitwise_right_shift", "argsort", "searchsorted", "nonzero"}
 
 
 def _hand_recorded(name):
@@ -227,9 +228,12 @@ BINARY_ORACLE = {
     "logaddexp": np.logaddexp,
     "floor_divide": np.floor_divide,
     "remainder": np.remainder,
+    "nextafter": np.nextafter,
+    "bitwise_left_shift": np.left_shift,  # counts outside [0, 64) included: NumPy's 0 and -1
+    "bitwise_right_shift": np.right_shift,
 }
 BOOL_ONLY = {"not", "logical_and", "logical_or"}
-INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"}
+INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift"}
 
 
 def _scalar(name, value):

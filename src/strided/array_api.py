@@ -4,9 +4,7 @@ Every function here is a view, a composition of ops declared in ``strided.ops``
 (no kernel of its own), or, for LAPACK, a copy through NumPy (``linalg_api``).
 The package re-exports them, so ``strided.concat`` or ``x.__array_namespace__().sum``
 is what this module defines.  What the standard names but strided has no kernel for
-yet (the shifts, ``sort``, the cumulative sums, the extra integer and
-complex dtypes, ...) is absent rather than emulated: ``hasattr(strided, name)`` tells
-the truth.
+yet is absent rather than emulated: ``hasattr(strided, name)`` tells the truth.
 
 Promotion is the op layer's (``dtype.promote``: the standard's table for the dtypes
 strided holds, NumPy 2's rules where the standard leaves a pair open, such as an
@@ -17,13 +15,14 @@ take the tensor's dtype, only widening its kind.
 from __future__ import annotations
 
 import builtins  # this module defines sum, max, min, all, any, abs and pow itself
+import collections
 import math
 import numbers
 
 import ml_dtypes
 import numpy as np
 
-from . import devices, dtype as dt
+from . import devices, dtype as dt, ops as _ops
 from .creation import (
     check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, placed,
     shape_arg,
@@ -852,8 +851,7 @@ def _index_tensor(x: Tensor, n: int, what: str) -> Tensor:
     if x.dtype.kind not in "iu":
         if x.dtype is dt.bool_:
             raise StridedIndexError(
-                "getitem: indexing with a boolean mask needs the positions of its true elements "
-                "(nonzero), which has no kernel yet; use where() or mask assignment instead")
+                "getitem: a boolean mask must be the only index (the standard's rule), got it among others")
         raise StridedIndexError(f"getitem: expected integer index arrays, got {x.dtype} for {what}")
     x = x if x.dtype is dt.i64 else to_dtype(x, dt.i64)
     if x.numel:
@@ -888,6 +886,9 @@ def gather_index(t: Tensor, index) -> Tensor:
       broadcast together, and their shape replaces the dims they index;
     - one integer array among slices and ``...``: its shape replaces its dim."""
     idx = index if isinstance(index, tuple) else (index,)
+    if len(idx) == 1 and ((type(idx[0]) is Tensor and idx[0].dtype is dt.bool_)
+                          or (isinstance(idx[0], np.ndarray) and idx[0].dtype == np.bool_)):
+        return _gather_mask(t, _as_index_array(idx[0]))
     is_array = [isinstance(i, (Tensor, np.ndarray, list)) for i in idx]
     if builtins.all(isinstance(i, (Tensor, np.ndarray, list, numbers.Integral)) and not isinstance(i, bool)
                     for i in idx):
@@ -898,6 +899,19 @@ def gather_index(t: Tensor, index) -> Tensor:
     raise StridedIndexError(
         f"getitem: integer arrays mixed with {', '.join(sorted({type(i).__name__ for i, a in zip(idx, is_array) if not a}))} "
         "are not supported (use integers and arrays only, or one array among slices)")
+
+
+def _gather_mask(t: Tensor, mask: Tensor) -> Tensor:
+    """``t[mask]``: the elements (or slices) where the boolean ``mask`` over t's leading dims
+    is true, in row-major order; a gather at nonzero's coordinates."""
+    if mask.ndim == 0:  # a rank-0 mask adds a dim of length 1 (true) or 0 (false)
+        one = copy_tensor(t.reshape((1,) + t.shape))
+        return one if mask.item() else one.narrow(0, 0, 0)
+    if mask.shape != t.shape[: mask.ndim]:
+        raise StridedIndexError(
+            f"getitem: a boolean mask must match the leading dims of the tensor, got mask {mask.shape} "
+            f"for shape {t.shape}")
+    return _gather_all(t, list(_ops.nonzero(mask)))
 
 
 def _gather_all(t: Tensor, idx: list) -> Tensor:
@@ -975,6 +989,155 @@ def take_along_axis(x, indices, /, *, axis: int = -1) -> Tensor:
             parts.append(from_numpy(np.arange(x.shape[k], dtype=np.int64).reshape(shape)))
     return gather_index(x, tuple(parts))
 
+
+# ---------------------------------------------------------------------------
+# sorting, scans, searching and sets (the sort and scan kernel families, and compositions)
+
+
+def _flag(op: str, what: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise StridedError(f"{op}: expected {what} to be a bool, got {value!r}")
+    return bool(value)
+
+
+def _sort_args(op: str, x, axis, descending, stable) -> tuple:
+    x = expect_tensor(op, x)
+    _flag(op, "stable", stable)  # every sort here is stable, which stable=False allows too
+    return x, int_arg(op, "axis", axis), descending  # the op checks descending
+
+
+def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """``x`` sorted along ``axis`` (stable, NaN last as NumPy; descending reverses it)."""
+    x, axis, descending = _sort_args("sort", x, axis, descending, stable)
+    return _ops.sort(x, axis, descending)
+
+
+def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """The i64 positions that sort ``x`` along ``axis``; descending keeps equal elements in
+    their original order (array_api_strict's rule)."""
+    x, axis, descending = _sort_args("argsort", x, axis, descending, stable)
+    return _ops.argsort(x, axis, descending)
+
+
+def _cumulative(op: str, x, axis, dtype, include_initial) -> Tensor:
+    name = "cumulative_" + op
+    x = expect_tensor(name, x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ShapeError(f"{name}: axis is required for a tensor of rank {x.ndim} (shape {x.shape})")
+        axis = 0
+    axis = int_arg(name, "axis", axis)
+    initial = _flag(name, "include_initial", include_initial)
+    if dtype is not None:
+        want = dt.as_dtype(dtype)
+    else:  # what sum and prod accumulate in, by asking them (on no elements)
+        want = (sum if op == "sum" else prod)(x.reshape(-1).narrow(0, 0, 0)).dtype
+    return _ops.cumulate(op, x, axis, want, initial)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
+    return _cumulative("sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
+    return _cumulative("prod", x, axis, dtype, include_initial)
+
+
+def nonzero(x, /) -> tuple:
+    """The indices of the nonzero elements, one i64 tensor per dim, in row-major order."""
+    x = expect_tensor("nonzero", x)
+    if x.ndim == 0:
+        raise ShapeError("nonzero: expected a tensor of rank >= 1, got a scalar (shape ())")
+    return _ops.nonzero(x)
+
+
+def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
+    """Where each element of ``x2`` goes into the sorted 1-D ``x1`` (``sorter``: the positions
+    that sort x1, as argsort gives them)."""
+    x1 = expect_tensor("searchsorted", x1)
+    if side not in ("left", "right"):
+        raise StridedError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if x1.ndim != 1:
+        raise ShapeError(f"searchsorted: expected a 1-D x1, got shape {x1.shape}")
+    if isinstance(x2, (numbers.Real, np.generic)) and not isinstance(x2, (bool, np.bool_)):
+        x2 = full((), x2, dt.promote_scalar(x1.dtype, x2))
+    x2 = expect_tensor("searchsorted", x2)
+    if sorter is not None:
+        sorter = expect_tensor("searchsorted", sorter)
+        if sorter.shape != x1.shape or sorter.dtype.kind not in "iu":
+            raise StridedError(f"searchsorted: sorter must be integers of x1's shape {x1.shape}, got "
+                               f"{sorter.dtype} of shape {sorter.shape}")
+        x1 = take(x1, sorter)
+    return _ops.searchsorted(x1, x2, side == "right")
+
+
+UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def _unique(op: str, x) -> tuple:
+    return _ops.unique(expect_tensor(op, x))
+
+
+def unique_all(x, /) -> UniqueAllResult:
+    return UniqueAllResult(*_unique("unique_all", x))
+
+
+def unique_counts(x, /) -> UniqueCountsResult:
+    values, _, _, counts = _unique("unique_counts", x)
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x, /) -> UniqueInverseResult:
+    values, _, inverse, _ = _unique("unique_inverse", x)
+    return UniqueInverseResult(values, inverse)
+
+
+def unique_values(x, /) -> Tensor:
+    return _unique("unique_values", x)[0]
+
+
+def signbit(x, /) -> Tensor:
+    """True where the sign bit is set (-0.0 and negative NaNs too): copysign(1, x) < 0."""
+    x = expect_tensor("signbit", x)
+    if not x.dtype.is_float:
+        raise DTypeError(f"signbit: expected a real floating-point tensor, got {x.dtype}")
+    return binary("lt", binary("copysign", 1.0, x), 0)
+
+
+def nextafter(x1, x2, /) -> Tensor:
+    """The next representable value after x1 towards x2 (f32 and f64: a half type's next
+    value is not its f32 one)."""
+    for x in (x1, x2):
+        if isinstance(x, Tensor) and (not x.dtype.is_float or x.dtype.itemsize < 4):
+            raise DTypeError(f"nextafter: expected float32 or float64 tensors, got {x.dtype}")
+    return binary("nextafter", x1, x2)
+
+
+def _shift_fn(name: str):
+    def fn(x1, x2, /):
+        for x in (x1, x2):
+            if isinstance(x, Tensor) and x.dtype.kind not in "iu":
+                raise DTypeError(f"{name}: expected integer tensors, got {x.dtype}")
+            if isinstance(x, (bool, float, complex)):
+                raise DTypeError(f"{name}: expected an integer operand, got {x!r}")
+        # array_api_strict refuses negative counts (NumPy's result, 0 or -1, is what the
+        # operators << and >> give).
+        neg = (x2 < 0 if isinstance(x2, numbers.Integral) else
+               isinstance(x2, Tensor) and x2.dtype.kind == "i" and x2.numel and builtins.bool(reduce("min", x2).item() < 0))
+        if neg:
+            raise StridedError(f"{name}: shift counts must be >= 0, got {x2 if not isinstance(x2, Tensor) else 'negative counts'}")
+        return binary(name, x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The standard's ``{name}``: the registry's op, negative counts refused."
+    return fn
+
+
+bitwise_left_shift = _shift_fn("bitwise_left_shift")
+bitwise_right_shift = _shift_fn("bitwise_right_shift")
+
 # ---------------------------------------------------------------------------
 # the inspection namespace
 
@@ -983,8 +1146,7 @@ class Info:
     """What ``strided.__array_namespace_info__()`` returns: the standard's inspection API."""
 
     def capabilities(self) -> dict:
-        # Boolean masks and nonzero need kernels strided does not have yet.
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
         return DEVICE

@@ -23,7 +23,7 @@ import numpy as np
 from . import array_api as xp
 from . import dtype as dt
 from .creation import empty, ones, zeros
-from .ops import index_select
+from .ops import index_select, unique
 from .tensor import Tensor
 
 __all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
@@ -70,7 +70,8 @@ UFUNCS = {
     "arctan": xp.atan, "arctanh": xp.atanh, "cosh": xp.cosh, "sinh": xp.sinh, "tan": xp.tan, "expm1": xp.expm1,
     "log1p": xp.log1p, "log2": xp.log2, "log10": xp.log10, "ceil": xp.ceil, "floor": xp.floor, "trunc": xp.trunc,
     "rint": xp.round, "arctan2": xp.atan2, "hypot": xp.hypot, "copysign": xp.copysign, "logaddexp": xp.logaddexp,
-    "floor_divide": xp.floor_divide, "remainder": xp.remainder,
+    "floor_divide": xp.floor_divide, "remainder": xp.remainder, "signbit": xp.signbit, "nextafter": xp.nextafter,
+    "left_shift": xp.bitwise_left_shift, "right_shift": xp.bitwise_right_shift,
 }
 
 # ufunc.reduce -> the reduction
@@ -136,7 +137,7 @@ def _refuse(name: str, **given):
 
 def _float_for_stats(x: Tensor) -> Tensor:
     # NumPy's mean/var/std of integers compute in f64.
-    return x if x.dtype.is_float else xp.astype(x, dt.f64)
+    return x if x.dtype.kind in "fc" else xp.astype(x, dt.f64)
 
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
@@ -384,10 +385,61 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     return _write_out(out, xp.divide(total, count))
 
 
+def _sort_fn(name):
+    def fn(a, axis=-1, kind=None, order=None, *, stable=None):
+        # Every strided sort is stable, which any kind NumPy takes allows.
+        if order is not None:
+            raise _not_implemented(name, " with order=")
+        x = _operand(a)
+        if axis is None:
+            x, axis = xp.reshape(x, (-1,)), 0
+        return getattr(xp, name)(x, axis=axis)
+
+    return fn
+
+
+def _cumulative(name):
+    def fn(a, axis=None, dtype=None, out=None):
+        x = _operand(a)
+        if axis is None:  # NumPy flattens
+            x, axis = xp.reshape(x, (-1,)), 0
+        return _write_out(out, getattr(xp, name)(x, axis=axis, dtype=dtype))
+
+    return fn
+
+
+def _nonzero(a):
+    x = _operand(a)
+    if x.ndim == 0:
+        raise _not_implemented("nonzero", " of a rank-0 array (NumPy deprecates it)")
+    return xp.nonzero(x)
+
+
+def _searchsorted(a, v, side="left", sorter=None):
+    return xp.searchsorted(_operand(a), _operand(v), side=side, sorter=None if sorter is None else _operand(sorter))
+
+
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+            sorted=True):
+    if axis is not None:
+        raise _not_implemented("unique", " with axis=")
+    x = _operand(ar)
+    values, index, inverse, counts = unique(x, equal_nan=bool(equal_nan))
+    extra = [r for r, want in ((index, return_index), (inverse, return_inverse), (counts, return_counts)) if want]
+    return (values, *extra) if extra else values
+
+
 FUNCTIONS.update({
     np.asarray: _from_like("asarray"), np.asanyarray: _from_like("asanyarray"), np.array: _from_like("array"),
     np.empty: _from_like("empty"), np.zeros: _from_like("zeros"), np.ones: _from_like("ones"),
     np.full: _from_like("full"), np.nansum: _nansum, np.nanmean: _nanmean,
+    np.sort: _sort_fn("sort"), np.argsort: _sort_fn("argsort"), np.cumsum: _cumulative("cumulative_sum"),
+    np.cumprod: _cumulative("cumulative_prod"), np.nonzero: _nonzero, np.searchsorted: _searchsorted,
+    np.unique: _unique,
+    np.cumulative_sum: lambda x, /, *, axis=None, dtype=None, out=None, include_initial=False: _write_out(
+        out, xp.cumulative_sum(_operand(x), axis=axis, dtype=dtype, include_initial=include_initial)),
+    np.cumulative_prod: lambda x, /, *, axis=None, dtype=None, out=None, include_initial=False: _write_out(
+        out, xp.cumulative_prod(_operand(x), axis=axis, dtype=dtype, include_initial=include_initial)),
 })
 
 

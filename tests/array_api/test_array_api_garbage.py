@@ -54,6 +54,23 @@ _ENTRY_POINTS = {
     "matrix_rank_rtol": lambda a: L.matrix_rank(_T, rtol=a), "matrix_power": lambda a: L.matrix_power(_SQ, a),
     "matrix_norm_ord": lambda a: L.matrix_norm(_T, ord=a), "vector_norm_ord": lambda a: L.vector_norm(_T, ord=a),
     "vector_norm_axis": lambda a: L.vector_norm(_T, axis=a),
+    "sort": lambda a: sd.sort(a), "sort_axis": lambda a: sd.sort(_T, axis=a),
+    "sort_descending": lambda a: sd.sort(_T, descending=a), "argsort_stable": lambda a: sd.argsort(_T, stable=a),
+    "argsort_axis": lambda a: sd.argsort(_T, axis=a), "method_sort": lambda a: _T.sort(a),
+    "cumulative_sum": lambda a: sd.cumulative_sum(a), "cumulative_sum_axis": lambda a: sd.cumulative_sum(_T, axis=a),
+    "cumulative_sum_dtype": lambda a: sd.cumulative_sum(_T, axis=0, dtype=a),
+    "cumulative_sum_initial": lambda a: sd.cumulative_sum(_T, axis=0, include_initial=a),
+    "cumulative_prod_axis": lambda a: sd.cumulative_prod(_T, axis=a), "nonzero": lambda a: sd.nonzero(a),
+    "getitem_mask": lambda a: _T[_T > a], "setitem_mask_value": lambda a: _T.copy().__setitem__(_T > 3, sd.asarray(a)),
+    "searchsorted": lambda a: sd.searchsorted(_T[0], a), "searchsorted_x1": lambda a: sd.searchsorted(a, _T),
+    "searchsorted_side": lambda a: sd.searchsorted(_T[0], _T, side=a),
+    "searchsorted_sorter": lambda a: sd.searchsorted(_T[0], _T, sorter=a),
+    "unique_all": lambda a: sd.unique_all(a), "unique_counts": lambda a: sd.unique_counts(a),
+    "unique_inverse": lambda a: sd.unique_inverse(a), "unique_values": lambda a: sd.unique_values(a),
+    "signbit": lambda a: sd.signbit(a), "nextafter": lambda a: sd.nextafter(_T, a),
+    "bitwise_left_shift": lambda a: sd.bitwise_left_shift(sd.asarray([1, 2]), a),
+    "bitwise_right_shift": lambda a: sd.bitwise_right_shift(a, sd.asarray([1, 2])),
+    "lshift_operator": lambda a: sd.asarray([1, 2]) << a,
 }
 
 

@@ -66,7 +66,7 @@ def test_inspection_namespace():
     info = sd.__array_namespace_info__()
     assert info.default_device() == "cpu" and info.devices() == ["cpu"]
     caps = info.capabilities()
-    assert caps["boolean indexing"] is False and caps["data-dependent shapes"] is False
+    assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
     d = info.default_dtypes()
     assert d["real floating"] is sd.float32 and d["integral"] is sd.int64 and d["indexing"] is sd.int64
     assert sd.asarray(1.0).dtype is d["real floating"] and sd.asarray(1).dtype is d["integral"]
@@ -371,7 +371,7 @@ def test_take_along_axis_against_strict(tx, data):
 
 def test_array_indexing_refuses_what_it_cannot_do():
     t = sd.zeros((2, 3))
-    for bad, match in [(lambda: t[sd.asarray([2])], "out of range"), (lambda: t[t > 0], "nonzero"),
+    for bad, match in [(lambda: t[sd.asarray([2])], "out of range"), (lambda: t[t[0] > 0, 0], "only index"),
                        (lambda: t[0, sd.asarray([0]), 1], "too many"), (lambda: t[sd.asarray([0.5])], "integer"),
                        (lambda: t[None, sd.asarray([0])], "not supported")]:
         with pytest.raises(sd.StridedIndexError, match=match):
@@ -382,8 +382,8 @@ def test_boolean_mask_assignment_refuses_what_it_cannot_do():
     x = sd.zeros((2, 3))
     with pytest.raises(sd.StridedIndexError, match="setitem"):
         x[sd.asarray([True, False, True])] = 1.0
-    with pytest.raises(sd.StridedError, match="nonzero"):
-        x[sd.asarray([True, False])] = sd.asarray([1.0, 2.0, 3.0])
+    with pytest.raises(sd.StridedError, match="broadcast"):
+        x[sd.asarray([True, False])] = sd.asarray([1.0, 2.0])
     with pytest.raises(sd.StridedError, match="setitem"):
         sd.broadcast_to(sd.zeros((3,)), (2, 3))[sd.asarray([True, False])] = 1.0  # elements share memory
 

@@ -121,7 +121,7 @@ def test_np_dtype_of_every_dtype():
 
 
 @pytest.mark.parametrize("call", [
-    lambda t: np.sort(t), lambda t: np.cumsum(t), lambda t: np.nonzero(t), lambda t: np.left_shift(t, 1),
+    lambda t: np.median(t), lambda t: np.partition(t, 1), lambda t: np.ptp(t), lambda t: np.gcd(t, 1),
     lambda t: np.add.accumulate(t), lambda t: np.sum(t, where=np.ones(3, bool)), lambda t: np.add(t, 1, where=t > 0),
     lambda t: np.reshape(t, (3,), order="F"), lambda t: np.where(t),
 ])

@@ -16,6 +16,10 @@ copy          ``copy_into``, ``copy_many_into``,    ``plan_copy(dst, src)``
               ``ManyCopy``, ``bind``
 index         ``index_select``                      (one path)
 matmul        ``matmul`` (loads BLAS on first use)  ``plan(...)``
+sort          ``sort``, ``argsort``,                ``plan_lines(dst, src, axis)``
+              ``searchsorted``
+scan          ``cumulate``, ``count_true``,         (sort's ``plan_lines``)
+              ``nonzero``
 ============  ====================================  ==============================
 
 The families share ``common`` (every tuning threshold with its reason, the
@@ -25,7 +29,7 @@ launcher: how many chunks, the serial or the parallel driver) and ``half``
 (the f16/bf16 bit conversions and how kernels see half buffers).
 """
 
-from . import common, copy, elementwise, half, index, reduce, walk  # noqa: F401
+from . import common, copy, elementwise, half, index, reduce, scan, sort, walk  # noqa: F401
 from .common import PARALLEL_MIN  # noqa: F401  (tests and benchmarks read it here)
 
 DEVICE = "cpu"

@@ -384,9 +384,9 @@ def _u_not(x):
 
 
 @_jitable
-def _u_sign(x):
+def _u_sign(x):  # 0 of either sign gives +0.0, as NumPy 2 and array_api_strict; NaN stays
     one = _one(x)
-    return one if x > _zero(x) else (-one if x < _zero(x) else x)
+    return one if x > _zero(x) else (-one if x < _zero(x) else (_zero(x) if x == _zero(x) else x))
 
 
 @_jitable
@@ -583,6 +583,56 @@ def _b_logaddexp(x, y):
     return np.logaddexp(x, y)
 
 
+def _shl(x, y):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+def _shr(x, y):  # pragma: no cover
+    raise NotImplementedError
+
+
+# NumPy's shifts: a count outside [0, bits) shifts every bit out, leaving 0 (left, and right
+# of a non-negative value) or -1 (right of a negative one); the width comes from the type,
+# so every integer dtype gets its own.
+@overload(_shl, jit_options=dict(error_model="numpy"))
+def _ov_shl(x, y):
+    ty, bits = x, x.bitwidth
+
+    def shl(x, y):
+        if y < 0 or y >= bits:
+            return ty(0)
+        return ty(x << y)
+
+    return shl
+
+
+@overload(_shr, jit_options=dict(error_model="numpy"))
+def _ov_shr(x, y):
+    ty, bits = x, x.bitwidth
+
+    def shr(x, y):
+        if y < 0 or y >= bits:
+            return ty(-1) if x < 0 else ty(0)
+        return ty(x >> y)
+
+    return shr
+
+
+@_jitable
+def _b_shl(x, y):
+    return _shl(x, y)
+
+
+@_jitable
+def _b_shr(x, y):
+    return _shr(x, y)
+
+
+@_jitable
+def _b_nextafter(x, y):
+    return np.nextafter(x, y)
+
+
 # Python's floor division and modulo are NumPy's; under the numpy error model an integer
 # divided by zero gives 0, as NumPy does (with its warning).
 @_jitable
@@ -659,6 +709,9 @@ _BINARY_FNS = {
     "logaddexp": (_b_logaddexp, _FLOAT, False),
     "floor_divide": (_b_floor_divide, _NUMERIC, False),
     "remainder": (_b_remainder, _NUMERIC, False),
+    "bitwise_left_shift": (_b_shl, _INT, False),
+    "bitwise_right_shift": (_b_shr, _INT, False),
+    "nextafter": (_b_nextafter, _FLOAT, False),
 }
 
 UNARY_OPS: dict[str, OpSpec] = {k: OpSpec(k, d) for k, (_, d) in _UNARY_FNS.items()}

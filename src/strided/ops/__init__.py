@@ -7,7 +7,8 @@ that call it.  Adding an elementwise op is one kernel function in
 
 Families and where their rules live: ``elementwise`` (unary, binary, where),
 ``reduce`` (sum, mean, max, min, argmax, argmin), ``join`` (cat, index_select),
-``copies`` (copies, conversions, writes through views), ``strided.linalg``
+``copies`` (copies, conversions, writes through views), ``sort`` (sort, argsort,
+searchsorted), ``scan`` (cumulative sums and products, nonzero), ``strided.linalg``
 (matmul); views are Tensor's own (``strided.tensor``), and are declared here for
 their gradient rules.
 """
@@ -15,7 +16,7 @@ their gradient rules.
 from __future__ import annotations
 
 from ..creation import as_tensor_like
-from ..dtype import bool_ as BOOL
+from ..dtype import bool_ as BOOL, i64 as I64
 from ..errors import StridedError, StridedIndexError
 from ..tensor import Tensor
 from . import elementwise, grad
@@ -23,6 +24,8 @@ from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contig
 from .elementwise import binary, kernel_binary, kernel_unary, unary, where
 from .join import cat, index_select
 from .reduce import arg_reduce, reduce
+from .scan import cumprod_back, cumulate, cumsum_back, nonzero
+from .sort import argsort, searchsorted, sort, sort_back, unique
 from .windows import sliding_window_view, unfold
 from .registry import NOT_DIFFERENTIABLE, REGISTRY, declare, gradient_rule, lookup
 
@@ -30,6 +33,7 @@ __all__ = [
     "REGISTRY", "declare", "lookup", "gradient_rule", "unary", "binary", "kernel_unary", "kernel_binary",
     "where", "reduce", "arg_reduce", "cat", "index_select", "contiguous", "force_contiguous", "copy", "clone",
     "to_dtype", "copy_to", "write", "copy_", "fill_", "zero_", "setitem", "unfold", "sliding_window_view",
+    "sort", "argsort", "searchsorted", "unique", "cumulate", "nonzero",
 ]
 
 _U = grad.unary_rule
@@ -90,6 +94,12 @@ declare("floor_divide", "binary", "promote", kernel="floor_divide", grad=NOT_DIF
         operators=("__floordiv__",), reflected=("__rfloordiv__",))
 declare("remainder", "binary", "promote", kernel="remainder", grad=_B("remainder"), methods=("remainder",),
         operators=("__mod__",), reflected=("__rmod__",))
+declare("nextafter", "binary", "promote", kernel="nextafter", grad=NOT_DIFFERENTIABLE, methods=("nextafter",))
+# Shifts wrap as NumPy's: a count outside [0, bits) gives 0 (left) or the sign (right).
+declare("bitwise_left_shift", "binary", "promote", kernel="bitwise_left_shift", grad=NOT_DIFFERENTIABLE,
+        operators=("__lshift__",), reflected=("__rlshift__",))
+declare("bitwise_right_shift", "binary", "promote", kernel="bitwise_right_shift", grad=NOT_DIFFERENTIABLE,
+        operators=("__rshift__",), reflected=("__rrshift__",))
 declare("where", "where", "promote", kernel="where", grad=grad.where_back)
 
 # reductions
@@ -99,6 +109,14 @@ declare("max", "reduce", "same", kernel="max", grad=grad.extreme_back, methods=(
 declare("min", "reduce", "same", kernel="min", grad=grad.extreme_back, methods=("min",))
 declare("argmax", "arg_reduce", "index", kernel="argmax", grad=NOT_DIFFERENTIABLE, methods=("argmax",))
 declare("argmin", "arg_reduce", "index", kernel="argmin", grad=NOT_DIFFERENTIABLE, methods=("argmin",))
+
+# sorts and scans along a dim
+declare("sort", "sort", "same", kernel="sort", grad=sort_back, methods=("sort",))
+declare("argsort", "sort", "index", kernel="argsort", grad=NOT_DIFFERENTIABLE, methods=("argsort",))
+declare("searchsorted", "sort", "index", kernel="searchsorted", grad=NOT_DIFFERENTIABLE)
+declare("cumulative_sum", "scan", "cast", kernel="cumulate", grad=cumsum_back)
+declare("cumulative_prod", "scan", "cast", kernel="cumulate", grad=cumprod_back)
+declare("nonzero", "scan", "index", kernel="nonzero", grad=NOT_DIFFERENTIABLE, methods=("nonzero",))
 
 # products, joins, gathers
 declare("matmul", "matmul", "matmul", kernel="gemm", grad=grad.matmul_back, methods=("matmul",),
@@ -163,7 +181,20 @@ def _method(spec):
         return _matmul, (lambda self, o: _matmul(as_tensor_like(o, self), self))
     if spec.family == "index_select":
         return index_select, None
+    if spec.family in ("sort", "scan"):
+        return _LINE_METHODS[spec.name], None
     return {"clone": clone, "copy": copy, "to_dtype": to_dtype}[spec.name], None
+
+
+def _sort_method(op):
+    def method(self, axis: int = -1, *, descending: bool = False, stable: bool = True):
+        return op(self, axis, descending)
+
+    method.__name__ = method.__qualname__ = op.__name__
+    return method
+
+
+_LINE_METHODS = {"sort": _sort_method(sort), "argsort": _sort_method(argsort), "nonzero": nonzero}
 
 
 def _install() -> None:
@@ -189,7 +220,8 @@ def _install() -> None:
     for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__"),
                        ("pow", "__ipow__"), ("bitwise_and", "__iand__"), ("bitwise_or", "__ior__"),
                        ("bitwise_xor", "__ixor__"), ("floor_divide", "__ifloordiv__"),
-                       ("remainder", "__imod__")):
+                       ("remainder", "__imod__"), ("bitwise_left_shift", "__ilshift__"),
+                       ("bitwise_right_shift", "__irshift__")):
         setattr(Tensor, dunder, _inplace(op))
     Tensor.__imatmul__ = _imatmul
 
@@ -202,20 +234,31 @@ def _setitem(t, index, value):
 
 
 def _mask_assign(t, mask, value):
-    # ``t[mask] = v`` for a scalar v is ``where(mask, v, t)`` written back: a composition of
-    # where and a copy.  A value per selected element would need the positions of the true
-    # elements (nonzero), which strided has no kernel for yet.
-    if mask.shape != t.shape[: mask.ndim]:
+    # ``t[mask] = v``: a scalar (or one-element) v is ``where(mask, v, t)`` written back; a
+    # value per selected element goes to the k-th true element, the running count of the
+    # mask (a scan) saying which k each element is, then the same ``where``.
+    if mask.ndim and mask.shape != t.shape[: mask.ndim]:
         raise StridedIndexError(
             f"setitem: a boolean mask must match the leading dims of the tensor, got mask {mask.shape} "
             f"for shape {t.shape}")
-    if isinstance(value, Tensor) and value.numel != 1:
-        raise StridedError(
-            f"setitem: a boolean mask assigns one value (a scalar or a one-element tensor), got shape "
-            f"{value.shape}; one value per selected element needs nonzero, which has no kernel yet")
-    if isinstance(value, Tensor):
-        value = value.reshape(())
     m = mask.reshape(mask.shape + (1,) * (t.ndim - mask.ndim))
+    if isinstance(value, Tensor) and value.numel != 1:
+        rest = t.shape[mask.ndim:]
+        flat = mask.reshape(-1)
+        rank = cumulate("sum", flat, 0, I64)
+        count = int(rank[-1].item()) if flat.numel else 0
+        want = (count,) + rest
+        try:
+            v = value.broadcast_as(want) if value.shape != want else value
+        except StridedError:
+            raise StridedIndexError(f"setitem: {count} elements are selected by the mask, which a value of "
+                                    f"shape {value.shape} does not broadcast to (want {want})") from None
+        if count == 0:
+            return
+        k = binary("maximum", binary("sub", rank, 1), 0)  # unselected elements read any row: where drops them
+        value = index_select(v, k, 0).reshape(mask.shape + rest)
+    elif isinstance(value, Tensor):
+        value = value.reshape(())
     write(t, where(m, value, t), "setitem")
 
 

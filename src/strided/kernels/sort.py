@@ -1,0 +1,292 @@
+"""The sort family: ``sort``, ``argsort`` (along one dim of any layout) and ``searchsorted``.
+
+Lines.  A sort works on lines: the elements along ``axis`` with every other index fixed.
+``plan_lines`` merges the other dims of dst and src (NdIter, dst's memory order, so
+consecutive lines are neighbours in the output) and keeps each operand's stride along
+the axis; a kernel seeks its first line with ``walk.seek`` and steps with ``walk.carry``.
+The scan family (``kernels.scan``) walks its lines with the same plan.
+
+=========  =============================================  ============================
+entry      what each line does                             loop
+=========  =============================================  ============================
+sort       gather into scratch, stable merge sort, write  one line per work unit; lines
+           the values (reversed when descending)          of a chunk share the scratch
+argsort    the same on (value, position) pairs, writes
+           the positions (i64)
+=========  =============================================  ============================
+
+Order.  NumPy's: ascending, NaN after every number (``_lt``), stable (equal keys keep
+their order, so -0.0 and 0.0 stay as they came).  Descending follows array_api_strict:
+``sort`` is the ascending result reversed; ``argsort`` sorts the reversed line and maps
+positions back (``n - 1 - i``), so equal keys keep their original order.
+
+``searchsorted`` walks the needles (NdIter over the output and x2) and bisects the 1-D
+sorted ``x1`` read through its stride, with the same NaN-last order.
+
+From ``PARALLEL_MIN`` elements the lines (or needles) are cut into chunks
+(``walk.nchunks``) run under ``prange``.  Dtypes: every dtype of ``common.NATIVE`` that has
+an order (complex has none); the op layer sorts f16/bf16 as f32, which is exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout, writes_twice
+from .. import caches
+from ..errors import DTypeError, ShapeError, StridedError
+from ..layout.iterate import NdIter
+from ..layout.layout import Layout, norm_dim
+from .walk import carry, chunk, launch, nchunks, seek
+
+from numba import njit, prange  # noqa: E402  (numba comes after strided.threads)
+from numba.extending import register_jitable  # noqa: E402
+
+__all__ = ["ORDERED", "plan_lines", "sort", "argsort", "searchsorted"]
+
+_jitable = register_jitable(error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy")
+
+# The dtypes with an order (complex has none); new native dtypes flow in from common.
+ORDERED = frozenset(d for d in NATIVE if d.kind != "c")
+_I64 = np.dtype(np.int64)
+# Insertion sort below this run length, merge passes above it.
+_RUN = 16
+
+
+@_jitable
+def _lt(a, b):
+    """NumPy's sort order: a NaN is above every number and equal to another NaN."""
+    return a < b or (b != b and a == a)
+
+
+@_jitable
+def _merge_sort(k, ix, tk, ti, n):
+    """Stable sort of ``k[:n]`` carrying ``ix``; returns True when the result is in ``tk``/``ti``."""
+    for s in range(0, n, _RUN):
+        e = min(s + _RUN, n)
+        for i in range(s + 1, e):
+            kv = k[i]
+            iv = ix[i]
+            j = i - 1
+            while j >= s and _lt(kv, k[j]):
+                k[j + 1] = k[j]
+                ix[j + 1] = ix[j]
+                j -= 1
+            k[j + 1] = kv
+            ix[j + 1] = iv
+    a_k, a_i, b_k, b_i = k, ix, tk, ti
+    moved = False
+    w = _RUN
+    while w < n:
+        for s in range(0, n, 2 * w):
+            m = min(s + w, n)
+            e = min(s + 2 * w, n)
+            i, j, o = s, m, s
+            while i < m and j < e:
+                if _lt(a_k[j], a_k[i]):
+                    b_k[o] = a_k[j]
+                    b_i[o] = a_i[j]
+                    j += 1
+                else:
+                    b_k[o] = a_k[i]
+                    b_i[o] = a_i[i]
+                    i += 1
+                o += 1
+            while i < m:
+                b_k[o] = a_k[i]
+                b_i[o] = a_i[i]
+                i += 1
+                o += 1
+            while j < e:
+                b_k[o] = a_k[j]
+                b_i[o] = a_i[j]
+                j += 1
+                o += 1
+        a_k, a_i, b_k, b_i = b_k, b_i, a_k, a_i
+        moved = not moved
+        w *= 2
+    return moved
+
+
+@_jitable
+def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi):
+    """Lines [lo, hi): sort each into dst (values, or positions when ``positions``)."""
+    nd = shape.shape[0]
+    idx = np.zeros(nd, np.int64)
+    k = np.empty(n, src.dtype)
+    tk = np.empty(n, src.dtype)
+    ix = np.empty(n, np.int64)
+    ti = np.empty(n, np.int64)
+    back = descending and positions  # argsort descending sorts the reversed line
+    pd, ps = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
+    for _ in range(lo, hi):
+        for i in range(n):
+            j = n - 1 - i if back else i
+            k[i] = src[ps + j * sax]
+            ix[i] = i
+        if _merge_sort(k, ix, tk, ti, n):
+            rk, ri = tk, ti
+        else:
+            rk, ri = k, ix
+        for i in range(n):
+            o = pd + (n - 1 - i if descending else i) * dax
+            if positions:
+                dst[o] = n - 1 - ri[i] if back else ri[i]
+            else:
+                dst[o] = rk[i]
+        pd, ps = carry(shape, st, nd, idx, (pd, ps))[1]
+
+
+@njit(**_JIT)
+def _sort_s(dst, src, shape, st, offs, n, dax, sax, positions, descending, units):
+    _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, 0, units)
+
+
+@njit(parallel=True, **_JIT)
+def _sort_p(dst, src, shape, st, offs, n, dax, sax, positions, descending, units, count):
+    for c in prange(count):
+        lo, hi = chunk(c, count, units)
+        _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi)
+
+
+@caches.lru("sort.lines", "dst and src layouts, axis", 1024)
+def plan_lines(dst_layout: Layout, src_layout: Layout, axis: int):
+    """The lines along ``axis`` (normalised) of dst and src: (shape, strides, offsets) of the
+    other dims merged (integer arrays, dst's row then src's), the number of lines, and each
+    operand's stride along the axis.  A rank-1 layout is one line."""
+    keep = [d for d in range(src_layout.ndim) if d != axis]
+    rest = [Layout(tuple(lay.shape[d] for d in keep), tuple(lay.stride[d] for d in keep), lay.offset)
+            for lay in (dst_layout, src_layout)]
+    it = NdIter(*rest)
+    shape = np.asarray(it.shape, np.int64)
+    st = np.asarray(it.strides, np.int64).reshape(2, len(it.shape))
+    offs = np.asarray(it.offsets, np.int64)
+    for a in (shape, st, offs):
+        a.flags.writeable = False
+    lines = 1
+    for n in it.shape:
+        lines *= n
+    return shape, st, offs, lines, dst_layout.stride[axis], src_layout.stride[axis]
+
+
+def check_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: int, *, dst_dtypes, src_dtypes,
+                same_shape: bool = True) -> int:
+    """The checks every line kernel makes before touching memory; returns the axis, normalised."""
+    check_buffer(op, "dst", dst, dtypes=dst_dtypes, writable=True)
+    check_buffer(op, "src", src, dtypes=src_dtypes)
+    check_layout(op, "dst_layout", dst_layout)
+    check_layout(op, "src_layout", src_layout)
+    if src_layout.ndim == 0:
+        raise ShapeError(f"{op}: expected a tensor of rank >= 1, got a scalar (shape ())")
+    d = norm_dim(op, axis, src_layout.ndim)
+    if same_shape and dst_layout.shape != src_layout.shape:
+        raise ShapeError(f"{op}: expected dst of src's shape {src_layout.shape}, got {dst_layout.shape}")
+    check_in_buffer(op, "dst", dst, dst_layout)
+    check_in_buffer(op, "src", src, src_layout)
+    if writes_twice(dst_layout):
+        raise StridedError(f"{op}: dst layout {dst_layout} writes one element several times (a stride-0 dim)")
+    return d
+
+
+def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int, positions: bool,
+               descending: bool) -> None:
+    n = src_layout.shape[d]
+    if src_layout.numel == 0:
+        return
+    shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
+    args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), lines)
+    count = nchunks(lines, src_layout.numel, PARALLEL_MIN)
+    if count < 2:
+        launch(_sort_s, args, False)
+    else:
+        launch(_sort_p, (*args, count), True)
+
+
+def sort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False) -> None:
+    """``dst`` = ``src`` sorted along ``axis`` (stable, NaN last; reversed when descending).
+    dst and src have one dtype of ``ORDERED`` and one shape."""
+    d = check_lines("sort", dst, dst_layout, src, src_layout, axis, dst_dtypes=ORDERED, src_dtypes=ORDERED)
+    if dst.dtype != src.dtype:
+        raise DTypeError(f"sort: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
+    _run_lines("sort", dst, dst_layout, src, src_layout, d, False, descending)
+
+
+def argsort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False) -> None:
+    """``dst`` (i64) = the positions that sort ``src`` along ``axis``, as ``sort`` orders them."""
+    d = check_lines("argsort", dst, dst_layout, src, src_layout, axis, dst_dtypes=(_I64,), src_dtypes=ORDERED)
+    _run_lines("argsort", dst, dst_layout, src, src_layout, d, True, descending)
+
+
+# ---------------------------------------------------------------------------
+# searchsorted
+
+
+@_jitable
+def _bisect(x1, o1, s1, n1, v, right):
+    """How many of the sorted x1 lie below v (``right``: at or below v), in ``_lt``'s order."""
+    lo, hi = 0, n1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        a = x1[o1 + mid * s1]
+        if (not _lt(v, a)) if right else _lt(a, v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_jitable
+def _search_body(out, x1, o1, s1, n1, x2, shape, st, offs, right, lo, hi):
+    nd = shape.shape[0]
+    idx = np.zeros(nd, np.int64)
+    po, p2 = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
+    for _ in range(lo, hi):
+        out[po] = _bisect(x1, o1, s1, n1, x2[p2], right)
+        po, p2 = carry(shape, st, nd, idx, (po, p2))[1]
+
+
+@njit(**_JIT)
+def _search_s(out, x1, o1, s1, n1, x2, shape, st, offs, right, units):
+    _search_body(out, x1, o1, s1, n1, x2, shape, st, offs, right, 0, units)
+
+
+@njit(parallel=True, **_JIT)
+def _search_p(out, x1, o1, s1, n1, x2, shape, st, offs, right, units, count):
+    for c in prange(count):
+        lo, hi = chunk(c, count, units)
+        _search_body(out, x1, o1, s1, n1, x2, shape, st, offs, right, lo, hi)
+
+
+def searchsorted(out, out_layout: Layout, x1, x1_layout: Layout, x2, x2_layout: Layout, right: bool = False) -> None:
+    """``out`` (i64, x2's shape) = where each element of x2 would go into the sorted 1-D x1
+    to keep it sorted: before equal elements, or after them when ``right``."""
+    op = "searchsorted"
+    check_buffer(op, "out", out, dtypes=(_I64,), writable=True)
+    check_buffer(op, "x1", x1, dtypes=ORDERED)
+    check_buffer(op, "x2", x2, dtypes=ORDERED)
+    for what, lay in (("out_layout", out_layout), ("x1_layout", x1_layout), ("x2_layout", x2_layout)):
+        check_layout(op, what, lay)
+    if x1.dtype != x2.dtype:
+        raise DTypeError(f"{op}: x1 dtype {x1.dtype} and x2 dtype {x2.dtype} must be equal (promote first)")
+    if x1_layout.ndim != 1:
+        raise ShapeError(f"{op}: expected a 1-D x1, got shape {x1_layout.shape}")
+    if out_layout.shape != x2_layout.shape:
+        raise ShapeError(f"{op}: expected out of x2's shape {x2_layout.shape}, got {out_layout.shape}")
+    for what, buf, lay in (("out", out, out_layout), ("x1", x1, x1_layout), ("x2", x2, x2_layout)):
+        check_in_buffer(op, what, buf, lay)
+    if writes_twice(out_layout):
+        raise StridedError(f"{op}: out layout {out_layout} writes one element several times (a stride-0 dim)")
+    n = out_layout.numel
+    if n == 0:
+        return
+    it = NdIter(out_layout, x2_layout)
+    shape = np.asarray(it.shape, np.int64)
+    st = np.asarray(it.strides, np.int64).reshape(2, len(it.shape))
+    offs = np.asarray(it.offsets, np.int64)
+    args = (out, x1, x1_layout.offset, x1_layout.stride[0], x1_layout.shape[0], x2, shape, st, offs, bool(right), n)
+    count = nchunks(n, n * 8, PARALLEL_MIN)  # a bisection costs some loads an element
+    if count < 2:
+        launch(_search_s, args, False)
+    else:
+        launch(_search_p, (*args, count), True)
