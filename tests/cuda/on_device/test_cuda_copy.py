@@ -284,5 +284,5 @@ def test_elementwise_names_what_cuda_does_not_do_yet():
     with pytest.raises(sd.StridedError, match="not done on CUDA yet"):
         unary("sigmoid", g)
     h = on_cuda(np.ones(4, np.float16))
-    with pytest.raises(sd.DTypeError, match="float16 to float32 on CUDA is not done yet"):
-        h + h  # f16 computes in f32 registers on the CPU; on CUDA not yet
+    with pytest.raises(sd.DTypeError, match="add: a has dtype float16, not computed on CUDA yet"):
+        h + h  # f16 computes in f32 registers on the CPU; on CUDA not yet, refused by name
