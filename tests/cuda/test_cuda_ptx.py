@@ -47,14 +47,21 @@ for s, d in [(nt.float32, nt.int64), (nt.float64, nt.boolean), (nt.boolean, nt.f
              (nt.int64, nt.uint32), (nt.float64, nt.float32)]:
     ptx(cc._general, nt.Array(d, 1, "C"), i64, tup(2), nt.Array(s, 1, "C"), i64, tup(2), tup(2), i64)
 from strided.cuda import elementwise as ew
-for dt in (nt.float32, nt.float64, nt.int64):
+for dt in (nt.float32, nt.float64, nt.int64, nt.boolean):
     a = nt.Array(dt, 1, "C")
+    kind = "b" if dt is nt.boolean else ("i" if dt is nt.int64 else "f")
+
+    def skip(op):
+        return ((kind != "f" and op in ew._FLOAT_ONLY) or (kind != "b" and op in ew._BOOL_ONLY)
+                or (kind == "f" and op in ew._NOT_FLOAT) or (kind == "b" and op in ew._NOT_BOOL)
+                or (kind == "b" and op not in ew._BOOL_ONLY and op not in ew._NOT_FLOAT))
+
     for op, kernel in ew._UNARY_KERNELS.items():
-        if dt is nt.int64 and op in ew._FLOAT_ONLY:
+        if skip(op):
             continue
         ptx(kernel, a, i64, tup(2), a, i64, tup(2), tup(2), i64)
     for op, kernel in ew._BINARY_KERNELS.items():
-        if dt is nt.int64 and op in ew._FLOAT_ONLY:
+        if skip(op):
             continue
         out = nt.Array(nt.boolean, 1, "C") if op in ("eq", "ne", "lt", "le", "gt", "ge") else a
         ptx(kernel, out, i64, tup(2), a, i64, tup(2), a, i64, tup(2), tup(2), i64)
@@ -90,7 +97,7 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-6000:]
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
-    # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 21 ops on f32 and f64, 14 on i64;
+    # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 42 ops on f32 and f64, 19 on i64, 6 on bool;
     # reductions: 5 accumulators x (4 ops x 2 ranks + 2 arg ops); where and the gather: 4 widths each;
     # the simulator's gemm stand-in on f32 and f64
-    assert out.stdout.strip() == "PTX 154", out.stdout
+    assert out.stdout.strip() == "PTX 207", out.stdout

@@ -46,8 +46,27 @@ BINARY = {
     "maximum": "x if (x > y or x != x) else y", "minimum": "x if (x < y or x != x) else y",
     "eq": "x == y", "ne": "x != y", "lt": "x < y", "le": "x <= y", "gt": "x > y", "ge": "x >= y",
 }
-# Integer-only semantics the float formulas above would get wrong are not taken here.
-_FLOAT_ONLY = frozenset({"exp", "log", "sqrt", "sin", "cos", "tanh", "div"})
+# The rest of the CPU's table that numba-cuda's math has, with the CPU's dtype sets.
+UNARY.update({
+    "sigmoid": "1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))",
+    "recip": "1.0 / x", "relu": "0 if x < 0 else x", "sign": "1 if x > 0 else (-1 if x < 0 else x)",
+    "not": "not x",
+    **{op: f"math.{op}(x)" for op in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan",
+                                       "expm1", "log1p", "log2", "log10")},
+})
+BINARY.update({
+    "pow": "x ** y", "atan2": "math.atan2(x, y)", "hypot": "math.hypot(x, y)", "copysign": "math.copysign(x, y)",
+    "logical_and": "x and y", "logical_or": "x or y",
+    "bitwise_and": "x & y", "bitwise_or": "x | y", "bitwise_xor": "x ^ y",
+})
+# Integer-only semantics the float formulas above would get wrong are not taken here; the
+# logical ops take bools, the bitwise ones integers and bools (the CPU's sets).
+_FLOAT_ONLY = frozenset({"exp", "log", "sqrt", "sin", "cos", "tanh", "div", "sigmoid", "recip", "pow", "atan2", "hypot",
+                         "copysign", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1",
+                         "log1p", "log2", "log10"})
+_BOOL_ONLY = frozenset({"not", "logical_and", "logical_or"})
+_NOT_FLOAT = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor"})
+_NOT_BOOL = frozenset({"sign", "neg", "sub"})
 
 _UNARY_SRC = """
 def kernel_{name}(out, ooff, ost, src, soff, sst, shape, n):
@@ -104,6 +123,9 @@ def _check(op: str, table: dict, out, out_layout: Layout, operands) -> list:
             raise DTypeError(f"{op}: {what} has dtype {DTYPES.get(buf.dtype, buf.dtype)}, not computed on CUDA yet")
         if op in _FLOAT_ONLY and buf.dtype.kind != "f":
             raise DTypeError(f"{op}: expected a float {what} on CUDA, got {buf.dtype}")
+        if (op in _BOOL_ONLY and buf.dtype.kind != "b") or (op in _NOT_FLOAT and buf.dtype.kind == "f") or (
+                op in _NOT_BOOL and buf.dtype.kind == "b"):
+            raise DTypeError(f"{op}: not defined for a {buf.dtype} {what} (on CUDA as on the CPU)")
         bufs.append(buf)
     return bufs
 

@@ -233,10 +233,19 @@ def test_numpy_sees_a_cuda_tensor_only_through_a_host_copy():
 # -- elementwise (first ops, general path) -----------------------------------------------------
 
 UNARY_NP = {"neg": np.negative, "abs": np.abs, "sqr": np.square, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-            "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+            "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+            "recip": np.reciprocal, "relu": lambda x: np.maximum(x, x.dtype.type(0)), "sign": np.sign,
+            "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
+            "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh, "tan": np.tan, "expm1": np.expm1,
+            "log1p": np.log1p, "log2": np.log2, "log10": np.log10}
 BINARY_NP = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
              "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-             "gt": np.greater, "ge": np.greater_equal}
+             "gt": np.greater, "ge": np.greater_equal, "pow": np.power, "atan2": np.arctan2, "hypot": np.hypot,
+             "copysign": np.copysign, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+             "bitwise_xor": np.bitwise_xor}
+_INT_OK = ("neg", "abs", "sqr", "relu", "sign")
+_BINARY_FLOAT = ("div", "pow", "atan2", "hypot", "copysign")
+_BINARY_INT = ("bitwise_and", "bitwise_or", "bitwise_xor")
 
 
 def _close(got: sd.Tensor, want: np.ndarray):
@@ -252,9 +261,11 @@ def _close(got: sd.Tensor, want: np.ndarray):
        st.integers(0, 2**32 - 1))
 def test_unary_ops_on_drawn_layouts_match_numpy(view, dtype, op, seed):
     lay, n = view[0], view[1]
-    if dtype == np.int64 and op not in ("neg", "abs", "sqr"):
+    if dtype == np.int64 and op not in _INT_OK:
         dtype = np.float64  # the float functions of an integer compute in f64 (the op layer converts first)
-    host = (np.random.default_rng(seed).random(n) * 4 + 0.25).astype(dtype) if dtype != np.int64 else \
+    # each function's own domain: the simulator computes with Python's math, which raises outside it
+    scale, shift = {"acos": (1.8, -0.9), "asin": (1.8, -0.9), "atanh": (1.8, -0.9), "acosh": (4, 1.0)}.get(op, (4, 0.25))
+    host = (np.random.default_rng(seed).random(n) * scale + shift).astype(dtype) if dtype != np.int64 else \
         np.random.default_rng(seed).integers(-50, 50, n)
     g = sd.as_strided(on_cuda(host), lay.shape, lay.stride, lay.offset)
     _close(unary(op, g), UNARY_NP[op](np_view(host, lay)))
@@ -264,13 +275,17 @@ def test_unary_ops_on_drawn_layouts_match_numpy(view, dtype, op, seed):
 @given(st.data(), st.sampled_from([np.float32, np.float64, np.int64]), st.sampled_from(sorted(BINARY_NP)),
        st.integers(0, 2**32 - 1))
 def test_binary_ops_on_drawn_layouts_and_scalars_match_numpy(data, dtype, op, seed):
-    if op == "div" and dtype == np.int64:
+    if op in _BINARY_FLOAT and dtype == np.int64:
         dtype = np.float64
+    if op in _BINARY_INT:
+        dtype = np.int64
     shape = data.draw(shapes(max_rank=3, max_size=8, max_numel=300))
     (la, na), (lb, nb) = data.draw(layouts_of_shape(shape)), data.draw(layouts_of_shape(shape))
     rng = np.random.default_rng(seed)
     ha, hb = (rng.integers(-4, 5, n).astype(dtype) for n in (na, nb))  # ties and equal values for the comparisons
     hb[hb == 0] = 3  # no division by zero
+    if op == "pow":
+        ha[ha == 0] = 1  # nor 0 to a negative power (the simulator's Python math raises there)
     ga = sd.as_strided(on_cuda(ha), la.shape, la.stride, la.offset)
     gb = sd.as_strided(on_cuda(hb), lb.shape, lb.stride, lb.offset)
     va, vb = np_view(ha, la), np_view(hb, lb)
@@ -279,10 +294,24 @@ def test_binary_ops_on_drawn_layouts_and_scalars_match_numpy(data, dtype, op, se
     _close(binary(op, ga[..., :1] if ga.ndim else ga, gb), BINARY_NP[op](va[..., :1] if va.ndim else va, vb))
 
 
+def test_logical_and_bitwise_ops_on_bools_match_numpy():
+    rng = np.random.default_rng(4)
+    ha, hb = rng.random((5, 6)) < 0.5, rng.random((6, 5)) < 0.5
+    a, b = on_cuda(ha), on_cuda(hb).t()
+    for op, fn in (("logical_and", np.logical_and), ("logical_or", np.logical_or), ("bitwise_and", np.bitwise_and),
+                   ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)):
+        _close(binary(op, a, b), fn(ha, hb.T))
+    _close(unary("not", a[:, ::-1]), np.logical_not(ha[:, ::-1]))
+    with pytest.raises(sd.DTypeError, match="expected a float"):
+        from strided.cuda import elementwise as ew
+        out = on_cuda(np.zeros(3, np.int64))
+        ew.unary("tan", out.storage.data, out.layout, out.storage.data, out.layout)
+
+
 def test_elementwise_names_what_cuda_does_not_do_yet():
     g = on_cuda(np.ones(4, np.float32))
     with pytest.raises(sd.StridedError, match="not done on CUDA yet"):
-        unary("sigmoid", g)
+        unary("floor", g)
     h = on_cuda(np.ones(4, np.float16))
     with pytest.raises(sd.DTypeError, match="add: a has dtype float16, not computed on CUDA yet"):
         h + h  # f16 computes in f32 registers on the CPU; on CUDA not yet, refused by name
