@@ -490,9 +490,17 @@ def to_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
             "__dlpack__: the buffer is read-only and a legacy (pre-1.0) DLPack capsule cannot say "
             "so; ask for max_version >= (1, 0) or copy=True"
         )
-    native = _native_functions()
     item = data.itemsize
     base = data.__array_interface__["data"][0]
+    return _capsule(t, base + lay.offset * item if lay.numel else base, (K_DL_CPU, 0), readonly, copied, versioned)
+
+
+def _capsule(t, address: int, device: tuple, readonly: bool, copied: bool, versioned: bool):
+    """The DLPack capsule of ``t``'s layout at ``address`` (element 0) on DLPack ``device``,
+    versioned (with the read-only and is-copied flags) or legacy; the export holds ``t``'s
+    storage until the consumer's deleter runs."""
+    lay = t.layout
+    native = _native_functions()
     ndim = lay.ndim
     shape = (ctypes.c_int64 * max(ndim, 1))(*lay.shape)
     strides = (ctypes.c_int64 * max(ndim, 1))(*lay.stride)
@@ -507,8 +515,8 @@ def to_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
         managed.deleter = native["deleter_legacy"]
         name = _name("legacy")
     dl = managed.dl_tensor
-    dl.data = base + lay.offset * item if lay.numel else base
-    dl.device = DLDevice(K_DL_CPU, 0)
+    dl.data = address
+    dl.device = DLDevice(*device)
     dl.ndim = ndim
     dl.dtype = DLDataType(*_DL_CODES[t.dtype.name], 1)
     dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
@@ -759,39 +767,8 @@ def _to_dlpack_cuda(t, stream, max_version, dl_device, copy):
         )
     if stream != -1:
         K.storage.synchronize()
-    cai = cuda_array_interface(t)
-    native = _native_functions()
-    ndim = lay.ndim
-    shape = (ctypes.c_int64 * max(ndim, 1))(*lay.shape)
-    strides = (ctypes.c_int64 * max(ndim, 1))(*lay.stride)
-    if versioned:
-        managed = DLManagedTensorVersioned()
-        managed.version = DLPackVersion(*DLPACK_VERSION)
-        managed.flags = FLAG_IS_COPIED if copied else 0
-        managed.deleter = native["deleter_versioned"]
-        name = _name("versioned")
-    else:
-        managed = DLManagedTensor()
-        managed.deleter = native["deleter_legacy"]
-        name = _name("legacy")
-    dl = managed.dl_tensor
-    dl.data = cai["data"][0]
-    dl.device = DLDevice(*here)
-    dl.ndim = ndim
-    dl.dtype = DLDataType(*_DL_CODES[t.dtype.name], 1)
-    dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-    dl.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
-    dl.byte_offset = 0
-    ctx = _Export(managed, shape, strides, t._storage)
-    managed.manager_ctx = id(ctx)
-    _Py_IncRef(ctx)
-    _counts["exported"] += 1
-    try:
-        return _PyCapsule_New(ctypes.addressof(managed), name, native["capsule_destructor"])
-    except BaseException:
-        managed.manager_ctx = None
-        _Py_DecRef(ctx)
-        raise
+    # device memory is always writable
+    return _capsule(t, cuda_array_interface(t)["data"][0], here, False, copied, versioned)
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
