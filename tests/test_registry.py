@@ -193,6 +193,7 @@ UNARY_ORACLE = {
     "recip": lambda x: 1.0 / x,
     "not": np.logical_not,
     "bitwise_invert": np.invert,
+    "conj": np.conj,
     "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
     "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh, "tan": np.tan, "expm1": np.expm1, "log1p": np.log1p,
     "log2": np.log2, "log10": np.log10, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
@@ -504,7 +505,7 @@ def test_differentiable_unary_ops_are_the_expected_ones():
     assert set(DIFFERENTIABLE_UNARY) == {
         "exp", "log", "sqrt", "sqr", "abs", "neg", "relu", "tanh", "sigmoid", "sin", "cos", "sign", "recip",
         "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1", "log1p", "log2", "log10",
-        "ceil", "floor", "trunc", "round",
+        "ceil", "floor", "trunc", "round", "conj",
     }
 
 

@@ -8,7 +8,7 @@ read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
 import sys
 
 from . import threads as _threads  # noqa: F401  (fixes numba's threading before numba loads)
-from .dtype import DType, bf16, bool_, f16, f32, f64, i64, u8, u32
+from .dtype import DType, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 from .errors import (
     DTypeError,
     LayoutBoundsError,
@@ -42,7 +42,8 @@ Tensor.describe = _describe
 globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays untouched elsewhere
 
 # The Array API namespace: the standard's names beside the short ones (array_api's docstring).
-from .dtype import bfloat16, float16, float32, float64, int64, uint8, uint32  # noqa: E402
+from .dtype import bfloat16, complex64, complex128, float16, float32, float64  # noqa: E402
+from .dtype import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
 from . import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
 from .array_api import *  # noqa: E402,F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401

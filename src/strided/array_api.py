@@ -10,6 +10,16 @@ Promotion is the op layer's (``dtype.promote``: the standard's table for the dty
 strided holds, NumPy 2's rules where the standard leaves a pair open, such as an
 integer with a float).  Python scalars combine with tensors as the standard says: they
 take the tensor's dtype, only widening its kind.
+
+Complex.  ``complex64`` and ``complex128`` take the arithmetic, exp/log/sqrt, the
+trigonometric and hyperbolic functions and their inverses, ``==``/``!=``, ``abs``
+(real, of the part's precision), ``sign`` (z/|z|), ``sum``/``prod``/``mean``;
+``real``/``imag`` are copies of the pairs' parts.  Ordering (``<``, ``maximum``,
+``max``, ``argmax``, ...), rounding, ``floor_divide``, ``remainder`` and ``atan2``
+raise a StridedError naming the op and the dtype, and ``astype`` to a real dtype is
+refused (the standard leaves it out; NumPy drops the imaginary part with a warning).
+A Python complex becomes ``complex64``, the complex of the default float ``float32``,
+as a Python float becomes ``float32``.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .interop import from_cuda_array_interface, from_dlpack
 from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
 from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
+from .ops.elementwise import complex_part
 from .tensor import GATHER_INDEX, Tensor, as_strided
 
 __array_api_version__ = "2024.12"
@@ -80,8 +91,8 @@ def isdtype(dtype, kind) -> bool:
         "unsigned integer": dtype.kind == "u",
         "integral": dtype.kind in "iu",
         "real floating": dtype.kind == "f",
-        "complex floating": False,
-        "numeric": dtype.kind in "iuf",
+        "complex floating": dtype.kind == "c",
+        "numeric": dtype.kind in "iufc",
     }
     if kind not in tests:
         raise DTypeError(f"isdtype: unknown kind {kind!r} (expected a dtype, one of {', '.join(tests)}, or a tuple)")
@@ -101,7 +112,7 @@ def result_type(*arrays_and_dtypes):
             typed.append(x.dtype)
         elif isinstance(x, DType):
             typed.append(x)
-        elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        elif isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
             scalars.append(x)
         else:
             typed.append(dt.as_dtype(x))
@@ -123,17 +134,21 @@ def can_cast(from_, to, /) -> bool:
         return True
     if src.kind == "b" or dst.kind == "b":
         return False  # bool casts to nothing else, nothing else to bool
-    if src.kind == "f" and dst.kind != "f":
+    if src.kind == "c" and dst.kind != "c":
         return False
-    if src.kind in "iu" and dst.kind == "f":
+    if src.kind == "f" and dst.kind not in "fc":
+        return False
+    if src.kind in "iu" and dst.kind in "fc":
         return False  # the standard does not cast across kinds
     return dt.promote(src, dst) is dst
 
 
 class finfo_object:
-    """Machine limits of a float dtype (the standard's ``finfo_object``)."""
+    """Machine limits of a float dtype (the standard's ``finfo_object``); a complex dtype's
+    are those of its real parts, and so is its ``dtype`` (as array_api_strict's)."""
 
     def __init__(self, d: DType):
+        d = d.real
         info = ml_dtypes.finfo(d.np)  # NumPy's finfo does not know bf16
         self.bits = int(info.bits)
         self.eps = float(info.eps)
@@ -166,7 +181,7 @@ def _dtype_of(op: str, type_) -> DType:
 
 def finfo(type_, /) -> finfo_object:
     d = _dtype_of("finfo", type_)
-    if not d.is_float:
+    if d.kind not in "fc":
         raise DTypeError(f"finfo: expected a floating-point dtype, got {d}")
     return finfo_object(d)
 
@@ -183,6 +198,9 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     x = expect_tensor("astype", x)
     device = x.device if device is None else check_device("astype", device)
     want = dt.as_dtype(dtype)
+    if x.dtype.is_complex and want.kind not in "cb":
+        raise DTypeError(f"astype: cannot cast {x.dtype} to the real {want}: it would drop the imaginary part "
+                         "(the standard leaves it out; take real(x) first)")
     if device != x.device:
         x = devices.to_device(x, device, "astype")  # a fresh buffer: nothing left to share
         return to_dtype(x, want)
@@ -625,8 +643,8 @@ def _rounding_fn(name: str):
         x = expect_tensor(name, x)
         if x.dtype.is_float:
             return unary(name, x)
-        if x.dtype is dt.bool_:
-            raise DTypeError(f"{name}: expected a numeric tensor, got bool")
+        if x.dtype is dt.bool_ or x.dtype.is_complex:
+            raise DTypeError(f"{name}: expected a real numeric tensor, got {x.dtype}")
         return copy_tensor(x)  # an integer is its own rounding (the standard keeps its dtype)
 
     fn.__name__ = fn.__qualname__ = name
@@ -637,29 +655,46 @@ def _rounding_fn(name: str):
 ceil = _rounding_fn("ceil")
 floor = _rounding_fn("floor")
 trunc = _rounding_fn("trunc")
-round = _rounding_fn("round")
+_round_real = _rounding_fn("round")
+
+
+def round(x, /) -> Tensor:
+    """Half to even; a complex number rounds its two parts (the standard's complex round)."""
+    x = expect_tensor("round", x)
+    if not x.dtype.is_complex:
+        return _round_real(x)
+    out = zeros(x.shape, x.dtype)
+    for part in (0, 1):
+        complex_part(out, part).copy_(_round_real(complex_part(x, part)))
+    return out
 
 
 reciprocal = _unary_fn("reciprocal", "recip")
 
 
 def conj(x, /) -> Tensor:
-    """The complex conjugate: a copy for the real dtypes strided holds."""
+    """The complex conjugate: the registry's ``conj`` for complex, a copy for real dtypes."""
     x = expect_tensor("conj", x)
     if x.dtype is dt.bool_:
         raise DTypeError("conj: expected a numeric tensor, got bool")
-    return copy_tensor(x)
+    return unary("conj", x) if x.dtype.is_complex else copy_tensor(x)
 
 
 def real(x, /) -> Tensor:
+    """The real parts (a copy of ``complex_part``'s view); a copy of a real float tensor."""
     x = expect_tensor("real", x)
+    if x.dtype.is_complex:
+        return copy_tensor(complex_part(x, 0))
     if not x.dtype.is_float:
         raise DTypeError(f"real: expected a floating-point tensor, got {x.dtype}")
     return copy_tensor(x)
 
 
 def imag(x, /) -> Tensor:
+    """The imaginary parts (a copy of ``complex_part``'s view); zeros for a real float tensor."""
     x = expect_tensor("imag", x)
+    if x.dtype.is_complex:
+        return copy_tensor(complex_part(x, 1))
     if not x.dtype.is_float:
         raise DTypeError(f"imag: expected a floating-point tensor, got {x.dtype}")
     return zeros(x.shape, x.dtype)
@@ -684,6 +719,8 @@ def logical_xor(x1, x2, /) -> Tensor:
 
 def isnan(x, /) -> Tensor:
     x = expect_tensor("isnan", x)
+    if x.dtype.is_complex:  # either part
+        return logical_or(isnan(complex_part(x, 0)), isnan(complex_part(x, 1)))
     if not x.dtype.is_float:
         return zeros(x.shape, dt.bool_)
     return binary("ne", x, x)  # NaN is the one value unequal to itself
@@ -691,6 +728,8 @@ def isnan(x, /) -> Tensor:
 
 def isinf(x, /) -> Tensor:
     x = expect_tensor("isinf", x)
+    if x.dtype.is_complex:  # either part, even beside a NaN (the standard's special cases)
+        return logical_or(isinf(complex_part(x, 0)), isinf(complex_part(x, 1)))
     if not x.dtype.is_float:
         return zeros(x.shape, dt.bool_)
     return binary("eq", unary("abs", x), math.inf)
@@ -698,6 +737,8 @@ def isinf(x, /) -> Tensor:
 
 def isfinite(x, /) -> Tensor:
     x = expect_tensor("isfinite", x)
+    if x.dtype.is_complex:
+        return logical_and(isfinite(complex_part(x, 0)), isfinite(complex_part(x, 1)))
     if not x.dtype.is_float:
         return ones(x.shape, dt.bool_)
     return logical_not(logical_or(isnan(x), isinf(x)))
@@ -720,7 +761,8 @@ def clip(x, /, min=None, max=None) -> Tensor:
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
-    """Integers (and bools) sum in i64, floats in their own dtype, or in ``dtype`` when given."""
+    """Signed integers and bools sum in i64, unsigned in u64, floats and complex in their own
+    dtype, or in ``dtype`` when given."""
     x = expect_tensor("sum", x)
     dims = _axes("sum", x, axis)
     if dtype is None:
@@ -749,7 +791,7 @@ def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
 
 def mean(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("mean", x)
-    if not x.dtype.is_float:
+    if x.dtype.kind not in "fc":
         raise DTypeError(f"mean: expected a floating-point tensor, got {x.dtype}")
     return reduce("mean", x, _axes("mean", x, axis), keepdims)
 
@@ -1159,14 +1201,13 @@ class Info:
 
     def default_dtypes(self, *, device=None) -> dict:
         self._check(device)
-        return {"real floating": dt.DEFAULT_FLOAT, "complex floating": None, "integral": dt.DEFAULT_INT,
-                "indexing": dt.i64}
+        return {"real floating": dt.DEFAULT_FLOAT, "complex floating": dt.DEFAULT_COMPLEX,
+                "integral": dt.DEFAULT_INT, "indexing": dt.i64}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         self._check(device)
         # The standard's names only: f16 and bf16 stay strided's extras.
-        names = {"bool": dt.bool_, "float32": dt.f32, "float64": dt.f64, "uint8": dt.u8, "uint32": dt.u32,
-                 "int64": dt.i64}
+        names = {n: d for n, d in dt.STANDARD_NAMES.items() if n not in ("float16", "bfloat16")}
         if kind is None:
             return dict(names)
         return {n: d for n, d in names.items() if isdtype(d, kind)}

@@ -189,13 +189,16 @@ def _default_scalar_dtype(value) -> DType:
         return dt.bool_
     if isinstance(value, (int, np.integer)):
         return dt.i64
+    if isinstance(value, (complex, np.complexfloating)):
+        return dt.DEFAULT_COMPLEX
     return dt.f32
 
 
 def tensor(data, dtype=None, *, device=None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays or tensors).
 
-    Python floats become f32 and ints i64 (PyTorch's defaults); numpy arrays keep their dtype.
+    Python floats become f32 and ints i64 (PyTorch's defaults), Python complex numbers c64 (the
+    complex of the default float); numpy arrays keep their dtype.
     ``device`` None keeps a tensor's own device (the CPU for everything else).
     """
     if isinstance(data, Tensor):
@@ -214,14 +217,22 @@ def tensor(data, dtype=None, *, device=None) -> Tensor:
             # for, a detour through f32 would round 0.1 and turn 1e300 into inf.
             if want is None and arr.dtype == np.float64 and not _has_numpy_float64(data):
                 arr = arr.astype(np.float32)
+            elif want is None and arr.dtype == np.complex128 and not _has_numpy_complex128(data):
+                arr = arr.astype(dt.DEFAULT_COMPLEX.np)
         if want is not None:
             arr = arr.astype(want.np)
-        elif arr.dtype.kind in "iu" and arr.dtype not in (np.uint8, np.uint32, np.int64):
-            arr = arr.astype(np.int64)
     except (TypeError, ValueError, OverflowError) as e:  # ragged lists, strings, ints beyond int64
         raise StridedError(f"tensor: cannot make a tensor{'' if want is None else ' of ' + str(want)} "
                            f"from {data!r}: {e}") from None
     return from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would turn 0-d into 1-d
+
+
+def _has_numpy_complex128(data) -> bool:
+    if isinstance(data, np.complex128) or (isinstance(data, np.ndarray) and data.dtype == np.complex128):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_numpy_complex128(x) for x in data)
+    return False
 
 
 def _has_numpy_float64(data) -> bool:

@@ -3,6 +3,9 @@
 f16 and bf16 are stored as themselves (numpy float16, ml_dtypes bfloat16) but
 every kernel computes them in f32: numba has no half-precision arithmetic on
 the CPU.  Copies never compute, so they move raw bits of any dtype.
+
+Complex dtypes (c64, c128) have kind "c"; ``is_float`` stays "real floating", the
+Array API's kind, so code that asks for a real float keeps refusing complex.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .errors import DTypeError, StridedError
 class DType:
     name: str
     np: np.dtype  # the storage dtype of the numpy buffer
-    kind: str  # "f" float, "i" signed int, "u" unsigned int, "b" bool
+    kind: str  # "f" real float, "c" complex, "i" signed int, "u" unsigned int, "b" bool
 
     @property
     def itemsize(self) -> int:
@@ -29,6 +32,15 @@ class DType:
     @property
     def is_float(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def real(self) -> "DType":
+        """The real dtype of the same precision: f32 for c64, f64 for c128, itself otherwise."""
+        return {"c64": f32, "c128": f64}.get(self.name, self)
 
     @property
     def compute(self) -> "DType":
@@ -61,28 +73,52 @@ f16 = DType("f16", np.dtype(np.float16), "f")
 bf16 = DType("bf16", np.dtype(ml_dtypes.bfloat16), "f")
 f32 = DType("f32", np.dtype(np.float32), "f")
 f64 = DType("f64", np.dtype(np.float64), "f")
+c64 = DType("c64", np.dtype(np.complex64), "c")
+c128 = DType("c128", np.dtype(np.complex128), "c")
 u8 = DType("u8", np.dtype(np.uint8), "u")
+u16 = DType("u16", np.dtype(np.uint16), "u")
 u32 = DType("u32", np.dtype(np.uint32), "u")
+u64 = DType("u64", np.dtype(np.uint64), "u")
+i8 = DType("i8", np.dtype(np.int8), "i")
+i16 = DType("i16", np.dtype(np.int16), "i")
+i32 = DType("i32", np.dtype(np.int32), "i")
 i64 = DType("i64", np.dtype(np.int64), "i")
 bool_ = DType("bool", np.dtype(np.bool_), "b")
 
-ALL = (f16, bf16, f32, f64, u8, u32, i64, bool_)
+ALL = (f16, bf16, f32, f64, c64, c128, u8, u16, u32, u64, i8, i16, i32, i64, bool_)
 
 # The Array API's names for the same objects (``strided.float32 is strided.f32``); its
 # ``bool`` is bound in the package itself, where it cannot shadow the builtin for this module.
-float16, bfloat16, float32, float64, uint8, uint32, int64 = f16, bf16, f32, f64, u8, u32, i64
+float16, bfloat16, float32, float64, complex64, complex128 = f16, bf16, f32, f64, c64, c128
+uint8, uint16, uint32, uint64, int8, int16, int32, int64 = u8, u16, u32, u64, i8, i16, i32, i64
 STANDARD_NAMES = {"bool": bool_, "float16": f16, "bfloat16": bf16, "float32": f32, "float64": f64,
-                  "uint8": u8, "uint32": u32, "int64": i64}
+                  "complex64": c64, "complex128": c128, "uint8": u8, "uint16": u16, "uint32": u32,
+                  "uint64": u64, "int8": i8, "int16": i16, "int32": i32, "int64": i64}
+
+# The 16-bit integers compute in these: the kernels read the half types' bits as int16 and
+# uint16, so an int16 buffer would be taken for bf16 (kernels/common.py).  Every integer op
+# strided has gives the same bits mod 2^16 either way, so the result is rounded back.
+WIDENED = {i16: i32, u16: u32}
+
+
+def kernel_dtype(d: DType) -> DType:
+    """The dtype a kernel computes ``d`` in: f32 for the half types, i32/u32 for i16/u16."""
+    return WIDENED.get(d) or d.compute
+
 
 # What creation gives when no dtype is asked for (an explicit None is the same as none).
 DEFAULT_FLOAT = f32
 DEFAULT_INT = i64
+# The complex of the default float's precision, so that ``tensor([0.5])`` and
+# ``tensor([0.5j])`` round alike (NumPy, whose default float is f64, gives c128).
+DEFAULT_COMPLEX = c64
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 _ALIASES = {
     "float16": f16, "half": f16, "bfloat16": bf16, "float32": f32, "float": f32,
-    "float64": f64, "double": f64, "uint8": u8, "uint32": u32, "int64": i64, "long": i64,
-    "bool_": bool_,
+    "float64": f64, "double": f64, "complex64": c64, "cfloat": c64, "complex128": c128, "cdouble": c128,
+    "complex": c128, "uint8": u8, "uint16": u16, "uint32": u32, "uint64": u64, "int8": i8, "int16": i16,
+    "int32": i32, "int64": i64, "long": i64, "bool_": bool_,
 }
 
 
@@ -110,6 +146,8 @@ def as_dtype(d) -> DType:
         return i64
     if d is bool:
         return bool_
+    if d is complex:
+        return c128
     try:
         npd = np.dtype(d)
     except (TypeError, ValueError):
@@ -131,16 +169,28 @@ _FLOAT_RANK = {"f16": 1, "bf16": 1, "f32": 2, "f64": 3}
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The result dtype of a binary op on two tensors (NumPy's table; f16 with bf16 gives f32)."""
+    """The result dtype of a binary op on two tensors.
+
+    Within a kind (ints, unsigned, real floats, complex) and for signed with unsigned
+    below 64 bits this is the Array API 2024.12 table.  Where the standard leaves the
+    answer open it is NumPy 2's: int64 (or any signed int) with uint64 gives f64, an
+    integer with a float widens the float to hold the integer (i32 + f32 -> f64), a
+    real float with a complex gives the complex of the wider precision.  f16 with bf16
+    gives f32; bf16 mixes with the other dtypes as f16 does."""
     if a is b:
         return a
+    if a.is_complex or b.is_complex:
+        # a half promotes as f32 would: NumPy's f16 + c64 is c64, and bf16 is f16's peer here
+        an = f32.np if a.name in ("f16", "bf16") else a.np
+        bn = f32.np if b.name in ("f16", "bf16") else b.np
+        return _BY_NP[np.promote_types(an, bn)]
     if a.is_float and b.is_float:
         if {a.name, b.name} == {"f16", "bf16"}:
             return f32
         return a if _FLOAT_RANK[a.name] > _FLOAT_RANK[b.name] else b
     if a.is_float or b.is_float:
         fl, other = (a, b) if a.is_float else (b, a)
-        if fl.name in ("f16", "bf16") and other.kind in "ub" and other.itemsize == 1:
+        if fl.name in ("f16", "bf16") and other.itemsize == 1:
             return fl
         if fl.name in ("f16", "bf16", "f32") and other.kind != "b":
             # NumPy widens the float to hold every value of the integer.
@@ -157,28 +207,39 @@ def scalar_dtype(value) -> DType:
         return i64
     if isinstance(value, (float, np.floating)):
         return f64
+    if isinstance(value, (complex, np.complexfloating)):
+        return c128
     raise DTypeError(f"dtype: unsupported scalar {value!r} of type {type(value).__name__}")
 
 
 def promote_scalar(t: DType, value) -> DType:
-    """A tensor combined with a Python scalar: the scalar only widens the kind (NumPy 2 / NEP 50)."""
+    """A tensor combined with a Python scalar: the scalar only widens the kind (NumPy 2 / NEP 50).
+    A complex scalar makes a real float tensor the complex of its precision (f16, bf16 and
+    f32 give c64, f64 gives c128) and an integer or bool tensor c128, as NumPy 2 does."""
     if isinstance(value, (bool, np.bool_)):
         return t
     if isinstance(value, (int, np.integer)):
         return i64 if t.kind == "b" else t
     if isinstance(value, (float, np.floating)):
-        return t if t.is_float else f64
+        return t if t.kind in "fc" else f64
+    if isinstance(value, (complex, np.complexfloating)):
+        if t.is_complex:
+            return t
+        return c128 if t is f64 or not t.is_float else c64
     raise DTypeError(f"dtype: unsupported scalar {value!r} of type {type(value).__name__}")
 
 
 def scalar_array(op: str, value, d: DType) -> np.ndarray:
     """A one-element buffer of dtype ``d`` holding ``value``; a Python int that ``d`` cannot hold
     is refused (NumPy 2 raises too) instead of wrapping.  Ints reach float dtypes through
-    Python's float, which ml_dtypes' bf16 needs for ints beyond int64."""
-    if not isinstance(value, (numbers.Number, np.generic)) or isinstance(value, (complex, np.complexfloating)):
+    Python's float, which ml_dtypes' bf16 needs for ints beyond int64.  A complex value is
+    taken only by a complex dtype: dropping its imaginary part would be a silent wrong number."""
+    if not isinstance(value, (numbers.Number, np.generic)):
         raise StridedError(f"{op}: expected a real number, got {value!r} of type {type(value).__name__}")
+    if isinstance(value, (complex, np.complexfloating)) and not d.is_complex:
+        raise StridedError(f"{op}: expected a real number for {d}, got the complex {value!r}")
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        if d.is_float:
+        if d.kind in "fc":
             try:
                 value = float(value)
             except OverflowError:

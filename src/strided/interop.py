@@ -245,10 +245,12 @@ class DLManagedTensorVersioned(ctypes.Structure):
     ]
 
 
-# DType name <-> DLDataType (code, bits): kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6.
+# DType name <-> DLDataType (code, bits): kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
+# kDLComplex 5 (bits count both parts: complex64 is 64), kDLBool 6.
 _DL_CODES = {
-    "f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "f64": (2, 64),
-    "u8": (1, 8), "u32": (1, 32), "i64": (0, 64), "bool": (6, 8),
+    "f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "f64": (2, 64), "c64": (5, 64), "c128": (5, 128),
+    "u8": (1, 8), "u16": (1, 16), "u32": (1, 32), "u64": (1, 64),
+    "i8": (0, 8), "i16": (0, 16), "i32": (0, 32), "i64": (0, 64), "bool": (6, 8),
 }
 _FROM_DL = {code: dt.as_dtype(name) for name, code in _DL_CODES.items()}
 _DL_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "opaque handle", 4: "bfloat", 5: "complex", 6: "bool"}

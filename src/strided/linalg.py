@@ -74,7 +74,11 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
             f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
             "both operands need at least 1 dim (use * to multiply by a scalar)"
         )
-    comp = want.compute
+    if want.is_complex:
+        return _complex_matmul(a, b, want, promote)
+    # The integer kernel is compiled for i64, u32, u8 and bool; the other integers compute in
+    # i64 and are narrowed, which wraps to the same bits as their own arithmetic would.
+    comp = dt.i64 if want.kind in "iu" and want not in (dt.i64, dt.u32, dt.u8) else want.compute
     abuf, alay = _buffer(a, comp)
     bbuf, blay = _buffer(b, comp)
 
@@ -119,12 +123,25 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
                       (bound[0], bound[1], comp.np, contiguous_layout(out_shape), want))
 
-    if want is not comp:  # f16/bf16: computed in f32, rounded once here
+    if want is not comp:  # f16/bf16: computed in f32, rounded once here; other ints narrowed
         rounded = alloc(numel, want.np, "matmul")
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even
         store = rounded
     out = Tensor(store, contiguous_layout(out_shape), want)  # row-major
+    if _tracked((a, b)):
+        out._op = Op("matmul", (a, b), {"promote": promote})
+    return out
+
+
+def _complex_matmul(a: Tensor, b: Tensor, want: DType, promote: bool) -> Tensor:
+    """A complex product through NumPy's matmul (its BLAS zgemm/cgemm): the shape rules
+    are NumPy's, which the real path follows too."""
+    try:
+        c = np.matmul(a.numpy().astype(want.np, copy=False), b.numpy().astype(want.np, copy=False))
+    except ValueError as e:
+        raise ShapeError(f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: {e}") from None
+    out = from_numpy(np.ascontiguousarray(c))
     if _tracked((a, b)):
         out._op = Op("matmul", (a, b), {"promote": promote})
     return out

@@ -70,8 +70,11 @@ def test_inspection_namespace():
     d = info.default_dtypes()
     assert d["real floating"] is sd.float32 and d["integral"] is sd.int64 and d["indexing"] is sd.int64
     assert sd.asarray(1.0).dtype is d["real floating"] and sd.asarray(1).dtype is d["integral"]
-    assert set(info.dtypes()) == {"bool", "float32", "float64", "uint8", "uint32", "int64"}
-    assert set(info.dtypes(kind="integral")) == {"uint8", "uint32", "int64"}
+    assert set(info.dtypes()) == {"bool", "float32", "float64", "complex64", "complex128", "uint8", "uint16",
+                                  "uint32", "uint64", "int8", "int16", "int32", "int64"}
+    assert set(info.dtypes(kind="integral")) == {"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
+                                                 "int64"}
+    assert d["complex floating"] is sd.complex64  # the complex of the default float
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
     with pytest.raises(sd.StridedError, match="device"):
         info.dtypes(device="gpu")

@@ -107,15 +107,24 @@ MANY = 8
 # Every dtype strided stores, to its name: what the families' buffers may hold.  Native
 # byte order only (a swapped one is another dtype, so it is refused too); a dict lookup is
 # far cheaper than ``dtype.name``.
-DTYPES = {np.dtype(n): n for n in ("bool", "uint8", "uint32", "int64", "float32", "float64")}
+DTYPES = {np.dtype(n): n for n in ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
+                                     "int64", "float32", "float64", "complex64", "complex128")}
 DTYPES[F16], DTYPES[BF16] = "float16", "bfloat16"
+# int16 and uint16 buffers are never computed on: their numba types are the bit views
+# through which the kernels read the half types (HALF_VIEW), so a kernel would take an
+# int16 for bf16 bits.  Copies move them by their bits, and the op layer widens them to
+# these dtypes before an elementwise op, a reduction or a product (dtype.WIDENED).
+WIDENED = {np.dtype(np.int16): np.dtype(np.int32), np.dtype(np.uint16): np.dtype(np.uint32)}
 # The dtype name a buffer computes in: the half types in float32 (kernels see their bits
 # through HALF_VIEW), the others in themselves.
 COMPUTE = {d: ("float32" if d in HALF_VIEW else n) for d, n in DTYPES.items()}
+# What the computing families (elementwise, reduce) take.
+COMPUTABLE = frozenset(d for d in DTYPES if d not in WIDENED)
 # The dtypes numba computes in as they are (an accumulator, a reduction's output).
-NATIVE = frozenset(d for d in DTYPES if d not in HALF_VIEW)
-# Unsigned integers of each itemsize: a same-dtype copy moves a buffer as these bits.
-BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+NATIVE = frozenset(d for d in COMPUTABLE if d not in HALF_VIEW)
+# Unsigned integers of each itemsize: a same-dtype copy moves a buffer as these bits
+# (complex128, 16 bytes, as itself: a load and a store of two doubles keep every bit).
+BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 
 
 # ---------------------------------------------------------------------------

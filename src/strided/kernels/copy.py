@@ -11,11 +11,13 @@ on this kind of machine even for one chunk.
 
 Same-dtype copies move raw bits: the buffers are viewed as unsigned integers
 of their itemsize, so every dtype of one width shares one compiled kernel
-(bool, u8 as uint8; f16, bf16 as uint16; f32, u32 as uint32; f64, i64 as
-uint64).  Conversions view f16 bits as uint16 and bf16 bits as int16 (strided
-has neither 16-bit integer dtype), so that ``_move`` can tell the two half
-formats apart by type at compile time and pick the conversion with no
-per-element branch.
+(bool, u8, i8 as uint8; f16, bf16, i16, u16 as uint16; f32, u32, i32 as uint32;
+f64, i64, u64, c64 as uint64; c128 as complex128).  Conversions view f16 bits as
+uint16 and bf16 bits as int16, so that ``_move`` can tell the two half formats
+apart by type at compile time and pick the conversion with no per-element
+branch; the int16 and uint16 dtypes, which those views take, convert through
+32 bits (``_convert_16``).  complex to a real dtype is refused (the standard
+leaves it out; NumPy drops the imaginary part with a warning).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .common import (
     MANY,
     RUN_PIECE_BYTES,
     SHORT_P,
+    WIDENED,
     check_buffer,
     check_layout,
     reach,
@@ -44,7 +47,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .. import caches
-from ..errors import ShapeError, StridedError
+from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
 from ..storage import alloc
@@ -558,6 +561,13 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     if n == 0:
         return
     same = dst.dtype == src.dtype
+    if not same:
+        if src.dtype.kind == "c" and dst.dtype.kind != "c" and dst.dtype != np.bool_:
+            raise DTypeError(
+                f"{op}: cannot convert {src.dtype} to {dst.dtype}: it would drop the imaginary part "
+                f"(take real() first)")
+        if src.dtype in WIDENED or dst.dtype in WIDENED:
+            return _convert_16(dst, dst_layout, src, src_layout)
     plan = _cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         # Tile src's bits into a scratch buffer of its own dtype laid out in dst's
@@ -570,6 +580,23 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         return
     d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
     _PREP[plan.path](n, s.itemsize, *plan.args)(d, s)
+
+
+def _convert_16(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
+    """A conversion from or to int16/uint16.  numba types those buffers as the half types'
+    bit views (common.WIDENED), so ``_move`` would take them for halves: a 16-bit src is
+    widened to 32 bits first (exact, only the span its layout reaches), and a 16-bit dst
+    receives a 32-bit result that NumPy narrows, wrapping as a C cast does (so as NumPy's
+    own ``astype``: floats reach 16 bits through a 32-bit integer there too)."""
+    if src.dtype in WIDENED:
+        lo, hi = reach(src_layout)
+        wide = src[lo:hi].astype(WIDENED[src.dtype])
+        copy_into(dst, dst_layout, wide, Layout(src_layout.shape, src_layout.stride, src_layout.offset - lo))
+        return
+    dense = Layout.contiguous(dst_layout.shape)
+    scratch = np.empty(dense.numel, WIDENED[dst.dtype])
+    copy_into(scratch, dense, src, src_layout)
+    copy_into(dst, dst_layout, scratch.astype(dst.dtype), dense)
 
 
 def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
@@ -586,6 +613,8 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     if n == 0 or dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
         return None
     same = dst_dtype == src_dtype
+    if not same and (src_dtype in WIDENED or dst_dtype in WIDENED or src_dtype.kind == "c"):
+        return None  # copy_into's two-step conversions and refusals
     plan = _cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         return None

@@ -108,10 +108,16 @@ __all__ = [
 ]
 
 _FLOAT = frozenset({"float32", "float64"})
-_INT = frozenset({"uint8", "uint32", "int64"})
+# int16 and uint16 are absent: their buffers would be read as half bits (common.WIDENED)
+_INT = frozenset({"uint8", "uint32", "uint64", "int8", "int32", "int64"})
 _BOOL = frozenset({"bool"})
+_COMPLEX = frozenset({"complex64", "complex128"})
 _NUMERIC = _FLOAT | _INT
 _ALL = _NUMERIC | _BOOL
+# Ops defined on complex numbers too: NumPy's scalar ufuncs, which numba has for complex.
+_FLOAT_C = _FLOAT | _COMPLEX
+_NUMERIC_C = _NUMERIC | _COMPLEX
+_ALL_C = _ALL | _COMPLEX
 # Buffers may hold any of common.DTYPES; the half types are stored as themselves, read
 # into f32 registers and rounded back on store (``_dec``/``_enc``).  An op is dispatched
 # by the name of the dtype its operands compute in (common.COMPUTE), from the sets above.
@@ -254,6 +260,8 @@ def _vpow(x, y):  # pragma: no cover
 def _ov_exp(x):
     if x == types.float32:
         return lambda x: _expf(x)
+    if isinstance(x, types.Complex):
+        return lambda x: np.exp(x)
     return lambda x: math.exp(x)
 
 
@@ -261,7 +269,63 @@ def _ov_exp(x):
 def _ov_tanh(x):
     if x == types.float32:
         return lambda x: _tanhf(x)
+    if isinstance(x, types.Complex):
+        return lambda x: np.tanh(x)
     return lambda x: math.tanh(x)
+
+
+def _vlog(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vsqrt(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vsin(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vcos(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vsign(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+# math's functions for the real dtypes (as before complex existed: results stay the same
+# bits), NumPy's scalar ufuncs for complex, which math has not.
+def _real_or_complex(stub, real, cplx):
+    @overload(stub, jit_options=dict(error_model="numpy"))
+    def ov(x):
+        return cplx if isinstance(x, types.Complex) else real
+
+    return ov
+
+
+_real_or_complex(_vlog, lambda x: math.log(x), lambda x: np.log(x))
+_real_or_complex(_vsqrt, lambda x: math.sqrt(x), lambda x: np.sqrt(x))
+_real_or_complex(_vsin, lambda x: math.sin(x), lambda x: np.sin(x))
+_real_or_complex(_vcos, lambda x: math.cos(x), lambda x: np.cos(x))
+
+
+@overload(_vsign, jit_options=dict(error_model="numpy"))
+def _ov_sign(x):
+    if isinstance(x, types.Complex):
+        ty = x
+
+        def csign(x):  # the standard's (and NumPy 2's) z / |z|, 0 at 0
+            a = abs(x)
+            return ty(0) if a == 0 else ty(x / a)
+
+        return csign
+
+    def rsign(x):  # 0 of either sign gives +0.0, as NumPy 2 and array_api_strict; NaN stays
+        one = _one(x)
+        return one if x > _zero(x) else (-one if x < _zero(x) else (_zero(x) if x == _zero(x) else x))
+
+    return rsign
 
 
 @overload(_vsigmoid, jit_options=dict(error_model="numpy"))
@@ -292,8 +356,49 @@ def _ov_abs(x):
     return lambda x: -x if x < 0 else x
 
 
+def _vdiv(x, y):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_vdiv, jit_options=dict(error_model="numpy"))
+def _ov_div(x, y):
+    if not isinstance(x, types.Complex):
+        return lambda x, y: x / y
+    ty, fty = x, x.underlying_float
+
+    def cdiv(x, y):
+        # NumPy's loop (Smith's algorithm in the parts' precision), so the quotients are its
+        # bits; numba's own complex division raises ZeroDivisionError on a zero divisor,
+        # where NumPy gives inf or nan.
+        ar, ai, br, bi = x.real, x.imag, y.real, y.imag
+        abr, abi = abs(br), abs(bi)
+        if abr >= abi:
+            if abr == 0 and abi == 0:
+                return ty(complex(ar / abr, ai / abr))
+            rat = bi / br
+            scl = fty(1.0) / (br + bi * rat)
+            return ty(complex((ar + ai * rat) * scl, (ai - ar * rat) * scl))
+        rat = br / bi
+        scl = fty(1.0) / (bi + br * rat)
+        return ty(complex((ar * rat + ai) * scl, (ai * rat - ar) * scl))
+
+    return cdiv
+
+
 @overload(_vpow, jit_options=dict(error_model="numpy"))
 def _ov_pow(x, y):
+    if isinstance(x, types.Complex):
+        ty = x
+
+        def cpow(x, y):
+            # NumPy's cases at zero (numba's pow gives nan for 0 ** z with Re z > 0)
+            if y == 0:
+                return ty(1)
+            if x == 0:
+                return ty(0) if y.real > 0 else ty(complex(np.nan, np.nan))
+            return ty(x**y)
+
+        return cpow
     if isinstance(x, types.Float):
         return lambda x, y: x**y
     if isinstance(x, types.Boolean):
@@ -330,12 +435,12 @@ def _u_exp(x):
 
 @_jitable
 def _u_log(x):
-    return math.log(x)
+    return _vlog(x)
 
 
 @_jitable
 def _u_sqrt(x):
-    return math.sqrt(x)
+    return _vsqrt(x)
 
 
 @_jitable
@@ -370,12 +475,12 @@ def _u_sigmoid(x):
 
 @_jitable
 def _u_sin(x):
-    return math.sin(x)
+    return _vsin(x)
 
 
 @_jitable
 def _u_cos(x):
-    return math.cos(x)
+    return _vcos(x)
 
 
 @_jitable
@@ -384,14 +489,18 @@ def _u_not(x):
 
 
 @_jitable
-def _u_sign(x):  # 0 of either sign gives +0.0, as NumPy 2 and array_api_strict; NaN stays
-    one = _one(x)
-    return one if x > _zero(x) else (-one if x < _zero(x) else (_zero(x) if x == _zero(x) else x))
+def _u_sign(x):
+    return _vsign(x)
+
+
+@_jitable
+def _u_conj(x):
+    return x.conjugate()
 
 
 @_jitable
 def _u_recip(x):
-    return _one(x) / x
+    return _vdiv(_one(x), x)
 
 
 @_jitable
@@ -411,7 +520,7 @@ def _b_mul(x, y):
 
 @_jitable
 def _b_div(x, y):
-    return x / y
+    return _vdiv(x, y)
 
 
 # On a tie the second operand wins, as in NumPy's SIMD loops (maxps/minps): it only shows
@@ -651,49 +760,50 @@ def _u_invert(x):
 
 
 _UNARY_FNS = {
-    "exp": (_u_exp, _FLOAT),
-    "log": (_u_log, _FLOAT),
-    "sqrt": (_u_sqrt, _FLOAT),
-    "sqr": (_u_sqr, _ALL),
+    "exp": (_u_exp, _FLOAT_C),
+    "log": (_u_log, _FLOAT_C),
+    "sqrt": (_u_sqrt, _FLOAT_C),
+    "sqr": (_u_sqr, _ALL_C),
     "abs": (_u_abs, _ALL),
-    "neg": (_u_neg, _NUMERIC),
+    "neg": (_u_neg, _NUMERIC_C),
     "relu": (_u_relu, _ALL),
-    "tanh": (_u_tanh, _FLOAT),
+    "tanh": (_u_tanh, _FLOAT_C),
     "sigmoid": (_u_sigmoid, _FLOAT),
-    "sin": (_u_sin, _FLOAT),
-    "cos": (_u_cos, _FLOAT),
+    "sin": (_u_sin, _FLOAT_C),
+    "cos": (_u_cos, _FLOAT_C),
     "not": (_u_not, _BOOL),
-    "sign": (_u_sign, _NUMERIC),
-    "recip": (_u_recip, _FLOAT),
+    "sign": (_u_sign, _NUMERIC_C),
+    "recip": (_u_recip, _FLOAT_C),
     "bitwise_invert": (_u_invert, _INT | _BOOL),
-    "acos": (_u_acos, _FLOAT),
-    "acosh": (_u_acosh, _FLOAT),
-    "asin": (_u_asin, _FLOAT),
-    "asinh": (_u_asinh, _FLOAT),
-    "atan": (_u_atan, _FLOAT),
-    "atanh": (_u_atanh, _FLOAT),
-    "cosh": (_u_cosh, _FLOAT),
-    "sinh": (_u_sinh, _FLOAT),
-    "tan": (_u_tan, _FLOAT),
-    "expm1": (_u_expm1, _FLOAT),
-    "log1p": (_u_log1p, _FLOAT),
-    "log2": (_u_log2, _FLOAT),
-    "log10": (_u_log10, _FLOAT),
+    "conj": (_u_conj, _NUMERIC_C),
+    "acos": (_u_acos, _FLOAT_C),
+    "acosh": (_u_acosh, _FLOAT_C),
+    "asin": (_u_asin, _FLOAT_C),
+    "asinh": (_u_asinh, _FLOAT_C),
+    "atan": (_u_atan, _FLOAT_C),
+    "atanh": (_u_atanh, _FLOAT_C),
+    "cosh": (_u_cosh, _FLOAT_C),
+    "sinh": (_u_sinh, _FLOAT_C),
+    "tan": (_u_tan, _FLOAT_C),
+    "expm1": (_u_expm1, _FLOAT_C),
+    "log1p": (_u_log1p, _FLOAT_C),
+    "log2": (_u_log2, _FLOAT_C),
+    "log10": (_u_log10, _FLOAT_C),
     "ceil": (_u_ceil, _FLOAT),
     "floor": (_u_floor, _FLOAT),
     "trunc": (_u_trunc, _FLOAT),
     "round": (_u_round, _FLOAT),
 }
 _BINARY_FNS = {
-    "add": (_b_add, _ALL, False),
-    "sub": (_b_sub, _NUMERIC, False),
-    "mul": (_b_mul, _ALL, False),
-    "div": (_b_div, _FLOAT, False),
+    "add": (_b_add, _ALL_C, False),
+    "sub": (_b_sub, _NUMERIC_C, False),
+    "mul": (_b_mul, _ALL_C, False),
+    "div": (_b_div, _FLOAT_C, False),
     "maximum": (_b_maximum, _ALL, False),
     "minimum": (_b_minimum, _ALL, False),
-    "pow": (_b_pow, _ALL, False),
-    "eq": (_b_eq, _ALL, True),
-    "ne": (_b_ne, _ALL, True),
+    "pow": (_b_pow, _ALL_C, False),
+    "eq": (_b_eq, _ALL_C, True),
+    "ne": (_b_ne, _ALL_C, True),
     "lt": (_b_lt, _ALL, True),
     "le": (_b_le, _ALL, True),
     "gt": (_b_gt, _ALL, True),

@@ -57,6 +57,7 @@ from .common import own_name
 from .common import (
     BLOCK,
     CHUNKS_PER_THREAD,
+    COMPUTABLE,
     DTYPES,
     FOLD,
     MAX_WIDTH,
@@ -592,8 +593,10 @@ def _kernel_set(op: str) -> dict:
 
 
 def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> tuple[int, ...]:
-    check_buffer(op, "src", src, dtypes=DTYPES)
+    check_buffer(op, "src", src, dtypes=COMPUTABLE)
     check_buffer(op, "out", out, dtypes=NATIVE, writable=True)
+    if op not in ("sum", "prod") and (src.dtype.kind == "c" or out.dtype.kind == "c"):
+        raise DTypeError(f"{op}: complex numbers have no order, got a {src.dtype} source")
     check_layout(op, "src_layout", src_layout)
     check_layout(op, "out_layout", out_layout)
     nd = src_layout.ndim

@@ -61,6 +61,8 @@ for _name in ("ceil", "floor", "trunc", "round"):  # floats only: an integer is 
     declare(_name, "unary", "same", kernel=_name, grad=_U(D[_name]), methods=(_name,))
 declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, methods=("logical_not",))
 declare("bitwise_invert", "unary", "same", kernel="bitwise_invert", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
+# the identity on real dtypes, whose gradient is the identity too (autograd is real)
+declare("conj", "unary", "same", kernel="conj", grad=grad.identity_back, methods=("conj",))
 
 # binary: a op b, with NumPy's broadcasting; reflected operators compute other op self
 _B = grad.binary_rule

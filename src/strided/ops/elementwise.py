@@ -30,7 +30,7 @@ from ..dtype import DType
 from ..errors import DTypeError, StridedError
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
-from ..storage import alloc
+from ..storage import alloc, wrap
 from ..tensor import Op, Tensor, record
 from .copies import to_dtype
 from .registry import REGISTRY
@@ -180,21 +180,44 @@ def kernel_unary(op: str, t: Tensor) -> Tensor:
             raise DTypeError(f"{op}: expected a bool tensor, got {t.dtype}")
         want = dt.bool_
     elif rule == "float":
-        want = t.dtype if t.dtype.is_float else dt.f64
+        want = t.dtype if t.dtype.kind in "fc" else dt.f64
     else:
         if t.dtype is dt.bool_ and op in ("neg", "sign"):
             raise DTypeError(f"{op}: not defined for bool tensors")
+        if op == "abs" and t.dtype.is_complex:
+            return record(_complex_abs(t), op, (t,))
         want = t.dtype
-    comp = want.compute
+    comp = dt.kernel_dtype(want)
     src = t if t.dtype.compute is comp else _compute(t, comp)  # f16/bf16 are read as they are
     K = _kernels(op, src)
     lay = K.elementwise.output_layout(t.shape, src.layout)
-    out = _dense(lay, want, src._storage.device)
+    out = _dense(lay, dt.WIDENED.get(want, want), src._storage.device)
     K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
+    if out.dtype is not want:
+        return record(to_dtype(out, want), op, (t,))
     if src is t:
         _remember((op, t.layout, t.dtype, t._storage.device), "unary", spec.kernel, out, [t.layout],
                   [t._storage.data])
     return record(out, op, (t,))
+
+
+def complex_part(t: Tensor, part: int) -> Tensor:
+    """The real (part 0) or imaginary (part 1) elements of a complex tensor, as a view: a complex
+    buffer is pairs of reals, so a part is the real buffer at twice the strides."""
+    if not t.dtype.is_complex:
+        raise DTypeError(f"{('real', 'imag')[part]}: expected a complex tensor, got {t.dtype}")
+    if t._storage.device != "cpu":
+        raise StridedError(f"{('real', 'imag')[part]}: complex parts are views of host memory, got a tensor on "
+                           f"{t._storage.device}")
+    real = t.dtype.real
+    lay = t.layout
+    store = wrap(t._storage.data.view(real.np))
+    return Tensor(store, Layout(lay.shape, tuple(2 * s for s in lay.stride), 2 * lay.offset + part), real)
+
+
+def _complex_abs(t: Tensor) -> Tensor:
+    # |z| is hypot(re, im), as NumPy computes it: no overflow for large parts
+    return kernel_binary("hypot", complex_part(t.detach(), 0), complex_part(t.detach(), 1))
 
 
 # ---------------------------------------------------------------------------
@@ -214,15 +237,15 @@ def binary_dtypes(op: str, a, b) -> tuple[DType, DType]:
     rule = REGISTRY[op].dtype_rule
     if rule == "bool":
         return dt.bool_, dt.bool_
-    if rule == "true_div" and not common.is_float:
+    if rule == "true_div" and common.kind not in "fc":
         common = dt.f64  # true division, as NumPy
     if rule == "compare":
-        return common.compute, dt.bool_
+        return dt.kernel_dtype(common), dt.bool_
     if common is dt.bool_ and op in ("add", "sub", "mul", "pow"):
         if op == "sub":
             raise DTypeError("sub: subtracting bool tensors is not supported; use logical ops")
         common = dt.bool_ if op != "pow" else dt.i64
-    return common.compute, common
+    return dt.kernel_dtype(common), common
 
 
 # A comparison whose answer holds everywhere: does "x op v" (or "v op x") hold for v above
@@ -323,10 +346,13 @@ def kernel_binary(op: str, a, b) -> Tensor:
             return record(full(shape, beyond, dt.bool_), op, tensors, operands=(a, b))
     bufs, lays = _operands(op, (a, b), comp, shape)
     lay = K.elementwise.output_layout(shape, *lays)
-    # bool for comparisons; a half result is rounded by the kernel.  On the operands' device
-    # (``_kernels`` checked that they share one).
-    out = _dense(lay, want, tensors[0]._storage.device)
+    # bool for comparisons; a half result is rounded by the kernel, a 16-bit integer one
+    # computed in 32 bits and narrowed here.  On the operands' device (``_kernels`` checked
+    # that they share one).
+    out = _dense(lay, dt.WIDENED.get(want, want), tensors[0]._storage.device)
     K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
+    if out.dtype is not want:
+        return record(to_dtype(out, want), op, tensors, operands=(a, b))
     if (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
         if ta and tb:
             key = (op, a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device)
@@ -366,7 +392,7 @@ def where(cond, a, b) -> Tensor:
         comp, want = binary_dtypes("add", a, b)
     else:
         want = dt.promote(dt.scalar_dtype(a), dt.scalar_dtype(b))
-        want = dt.f32 if want is dt.f64 else want
+        want = {dt.f64: dt.DEFAULT_FLOAT, dt.c128: dt.DEFAULT_COMPLEX}.get(want, want)
         comp = want.compute
     shape = broadcast_shapes(
         "where", cond.shape, a.shape if isinstance(a, Tensor) else (), b.shape if isinstance(b, Tensor) else ()

@@ -16,7 +16,7 @@ from .. import caches
 from .. import dtype as dt
 from ..backend import BACKENDS
 from ..creation import empty
-from ..errors import ShapeError, StridedIndexError
+from ..errors import DTypeError, ShapeError, StridedIndexError
 from ..layout.layout import norm_dim
 from ..storage import alloc
 from ..tensor import Tensor, record
@@ -68,12 +68,16 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     if op in ("max", "min") and any(t.shape[d] == 0 for d in dims):
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dims {dims})")
     if op == "mean":
-        want = t.dtype if t.dtype.is_float else dt.f64
+        want = t.dtype if t.dtype.kind in "fc" else dt.f64
     elif op == "sum":
-        want = t.dtype if t.dtype.is_float else dt.i64
+        # the standard's (and NumPy's) default-dtype sums: signed ints and bool in i64,
+        # unsigned ints in u64
+        want = t.dtype if t.dtype.kind in "fc" else (dt.u64 if t.dtype.kind == "u" else dt.i64)
     else:
+        if t.dtype.is_complex and op in ("max", "min"):
+            raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
         want = t.dtype
-    acc = want.compute
+    acc = dt.kernel_dtype(want)
     src = t if t.dtype.compute is acc else to_dtype(t.detach(), acc)
     keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
     out = empty(keep_shape, acc, device=t.device)
@@ -112,6 +116,10 @@ def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = norm_dim(op, dim, t.ndim)
     if t.shape[d] == 0:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
+    if t.dtype.is_complex:
+        raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
+    if t.dtype in dt.WIDENED:  # read as half bits by the kernels (common.WIDENED): exact in 32 bits
+        t = to_dtype(t.detach(), dt.WIDENED[t.dtype])
     keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
     out = empty(keep_shape, dt.i64, device=t.device)
     BACKENDS[t._storage.device].reduce.arg_reduce(op, t._storage.data, t.layout, d, out._storage.data, out.layout)
