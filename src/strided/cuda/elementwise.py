@@ -1,4 +1,4 @@
-"""The elementwise family on CUDA, first ops: the general path only, on the CPU planner's merged dims.
+"""The elementwise family on CUDA: the general path, on the CPU planner's merged dims.
 
 ``unary`` and ``binary`` take ``strided.kernels.elementwise``'s arguments (an op's kernel
 name, buffers and layouts, output last).  The dims are those ``NdIter`` merges for the
@@ -6,7 +6,7 @@ CPU's planner (``output_layout`` is the CPU's too, so results have the same stri
 both devices); one grid-stride kernel per op walks them with the odometer, per element.
 The op layer decides dtypes as on the CPU, so a kernel sees operands of one compute
 dtype; f16/bf16 (computed in f32 registers on the CPU) and the ops not listed in
-``UNARY``/``BINARY`` are refused by name.  A scalar operand arrives as a 1-element host
+``UNARY``/``BINARY`` are refused by name.  ``where`` walks four operands the same way.  A scalar operand arrives as a 1-element host
 array (``ops.elementwise`` builds it) and travels to the device with the launch.
 """
 
