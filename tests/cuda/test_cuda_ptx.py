@@ -72,6 +72,8 @@ for acc in (nt.float32, nt.float64, nt.int64, nt.uint8, nt.boolean):
         for k in (1, 3):
             ptx(cr.reduce_kernel(op, np.dtype(str(acc) if acc is not nt.boolean else "bool")),
                 a, i64, tup(k), tup(k), tup(k), tup(2), tup(2), a, i64, i64, i64, i64, i64, i64, acc)
+        ptx(cr.column_kernel(op, np.dtype(str(acc) if acc is not nt.boolean else "bool")),
+            a, i64, tup(2), tup(2), tup(2), tup(1), tup(1), a, i64, i64, i64, acc)
     for op in cr.ARG_REDUCE_OPS:
         ptx(cr.arg_kernel(op, np.dtype(str(acc) if acc is not nt.boolean else "bool")),
             a, i64, tup(2), tup(2), tup(2), i64, i64, nt.Array(i64, 1, "C"), i64, i64)
@@ -98,6 +100,6 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
     # copies: 4 widths x 8 kernels and 6 conversions; elementwise: 42 ops on f32 and f64, 19 on i64, 6 on bool;
-    # reductions: 5 accumulators x (4 ops x 2 ranks + 2 arg ops); where and the gather: 4 widths each;
+    # reductions: 5 accumulators x (4 ops x 3 kernels + 2 arg ops); where and the gather: 4 widths each;
     # the simulator's gemm stand-in on f32 and f64
-    assert out.stdout.strip() == "PTX 207", out.stdout
+    assert out.stdout.strip() == "PTX 227", out.stdout

@@ -13,7 +13,9 @@ decides the order; dims read backwards are flipped), and its integers drive one 
   in shared memory (``syncthreads`` between levels; no warp shuffles, which the
   simulator has not);
 * a split reduction writes its parts to a scratch vector, and the same kernel reduces
-  the parts of each output in a second launch.
+  the parts of each output in a second launch;
+* the planner's OUTER case with many outputs (a column sum) takes a thread per output
+  instead (``column_kernel``), so that a warp reads neighbouring columns.
 
 max and min propagate NaN as NumPy does; argmax and argmin keep the first index of the
 extremum (a NaN wins, the first one), comparing (value, index) pairs in the tree.
@@ -29,7 +31,7 @@ from numba import cuda, from_dtype
 
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..kernels.common import DTYPES, NATIVE, check_layout, writes_twice
-from ..kernels.reduce import ARG_REDUCE_OPS, REDUCE_OPS, plan
+from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, plan
 from ..layout.layout import Layout, contiguous_strides
 from . import launch
 from .device import is_device_array
@@ -124,6 +126,33 @@ def kernel(src, soff, kshape, ksst, kost, n, rs, out, ooff, units):
         cuda.syncthreads()
         u += cuda.gridDim.x
 """
+
+
+# The planner's OUTER case (the innermost kept dim is the source's fast one, as in a column
+# sum of a row-major matrix): a block per output would read down columns, one row per
+# thread of a warp.  With outputs enough to fill the device (``COLUMN_MIN``) each thread
+# folds one output's points in order instead, so a warp reads 32 neighbouring columns of
+# one row at a time.
+_COLUMN_SRC = """
+def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, nr, units, ident):
+    for k in range(cuda.grid(1), units, cuda.gridsize(1)):
+        s0, o0 = point2(k, kshape, soff, ksst, ooff, kost)
+        a = ident
+        for r in range(nr):
+            b = acc_t(src[point1(r, rshape, s0, rsst)])
+            a = {combine}
+        out[o0] = a
+"""
+COLUMN_MIN = 2 * launch.THREADS if launch.SIMULATED else 4096
+_COLUMN_KERNELS: dict = {}
+
+
+def column_kernel(op: str, acc: np.dtype):
+    key = (op, acc)
+    if key not in _COLUMN_KERNELS:
+        nb = from_dtype(acc)
+        _COLUMN_KERNELS[key] = _compile(_COLUMN_SRC.format(combine=_COMBINE[op]), acc_t=nb)
+    return _COLUMN_KERNELS[key]
 
 
 def _compile(src: str, **scope):
@@ -248,6 +277,10 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     nk, nr = p.nk, p.nr
     kshape, ksst, kost = _dims(p.kshape, *p.kstrides)
     rshape, rsst = _dims(p.rshape, p.rstrides)
+    if p.case == OUTER and p.kstrides[0][-1] == 1 and nk >= COLUMN_MIN:
+        column_kernel(op, acc)[launch.grid(nk)](src, p.src_offset, kshape, ksst, kost, rshape, rsst, out,
+                                                p.out_offset, nr, nk, ident)
+        return
     nsplit = split(nk, nr)
     blocks = lambda units: min(launch.MAX_BLOCKS, max(1, units))  # noqa: E731
     if nsplit == 1:

@@ -101,3 +101,19 @@ def test_empty_reductions_and_their_errors():
         cuda_reduce.reduce("sum", d, Layout((4,)), (0,), d, Layout((2,)))
     with pytest.raises(sd.StridedError, match="reduce: unknown op 'mode'"):
         cuda_reduce.reduce("mode", d, Layout((4,)), (0,), d, Layout((1,)))
+
+
+def test_column_reductions_with_many_outputs_take_a_thread_per_output():
+    from strided.kernels.reduce import OUTER, plan
+
+    rng = np.random.default_rng(6)
+    host = rng.random((9, 2 * cuda_reduce.COLUMN_MIN + 3))
+    g = sd.from_numpy(host).to_device("cuda")
+    p = plan(g.layout, (0,))
+    assert p.case == OUTER and p.kstrides[0][-1] == 1 and p.nk >= cuda_reduce.COLUMN_MIN  # the column kernel's case
+    assert np.allclose(g.sum(0).numpy(), host.sum(0), rtol=1e-12)
+    assert np.array_equal(g.max(0).numpy(), host.max(0))
+    assert np.allclose(sd.prod(g[::-1, ::2], axis=0).numpy(), host[::-1, ::2].prod(0), rtol=1e-12)
+    h3 = rng.integers(0, 9, (3, 4, cuda_reduce.COLUMN_MIN))
+    g3 = sd.from_numpy(h3).to_device("cuda")
+    assert np.array_equal(g3.sum(1).numpy(), h3.sum(1)) and np.array_equal(g3.min((0, 1)).numpy(), h3.min((0, 1)))
