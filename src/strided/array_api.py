@@ -781,7 +781,7 @@ def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
     elif x.dtype.kind in "ib":
         want = dt.i64
     elif x.dtype.kind == "u":
-        want = dt.u32 if x.dtype.itemsize <= 4 else x.dtype
+        want = dt.u64  # the default unsigned integer, as the standard and NumPy say
     else:
         want = x.dtype
     src = to_dtype(x, want.compute)

@@ -164,7 +164,7 @@ def tensordot(x1, x2, /, *, axes=2) -> Tensor:
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
-    """``sum(x1 * x2, axis)`` with broadcasting (real dtypes: no conjugate to take)."""
+    """``sum(conj(x1) * x2, axis)`` with broadcasting (the conjugate only for complex x1)."""
     x1, x2 = expect_tensor("vecdot", x1), expect_tensor("vecdot", x2)
     _same_kind("vecdot", x1, x2)
     n = max(x1.ndim, x2.ndim)
@@ -173,7 +173,7 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
         raise ShapeError(f"vecdot: axis {axis} is not a dim of both {x1.shape} and {x2.shape}")
     if x1.shape[d - n] != x2.shape[d - n]:
         raise ShapeError(f"vecdot: dim {axis} of {x1.shape} and of {x2.shape} differ")
-    out = (x1 * x2).sum(d - n)
+    out = ((x1.conj() if x1.dtype.is_complex else x1) * x2).sum(d - n)
     want = dt.promote(x1.dtype, x2.dtype)
     return out if out.dtype is want else out.to_dtype(want)  # integer sums widen to i64; the standard keeps the operands' type
 

@@ -231,6 +231,8 @@ def test_integer_take_and_matmul():
     exact(t @ t.mT, a @ a.T)  # int8 wraps as NumPy's does
     w = np.arange(12, dtype=np.uint16).reshape(3, 4)
     exact(sd.from_numpy(w) @ sd.from_numpy(w.T), w @ w.T)
+    # a product of unsigned ints in the default uint, as array_api_strict's (and NumPy's)
+    exact(sd.prod(sd.from_numpy(w[:, 1:]), axis=0), np.asarray(xps.prod(xps.asarray(w[:, 1:]), axis=0)))
 
 
 # -- complex ops -------------------------------------------------------------------------------------
@@ -281,6 +283,7 @@ def test_complex_take_matmul_and_promotion():
     idx = np.array([1, 1, 0])
     exact(sd.take(t, sd.asarray(idx), axis=0), np.take(a, idx, axis=0))
     close(t @ t.mT, a @ a.T, 1e-12)
+    close(sd.vecdot(t, t[::-1]), np.vecdot(a, a[::-1]), 1e-12)  # x1 conjugated, as the standard and NumPy
     f = sd.from_numpy(np.ones(4, np.float32))
     exact(sd.from_numpy(a.astype(np.complex64)) + f, a.astype(np.complex64) + np.ones(4, np.float32))
     exact(f * (1 + 1j), np.ones(4, np.float32) * (1 + 1j))  # f32 with a Python complex: c64 (NEP 50)
