@@ -42,7 +42,7 @@ import numpy as np
 from .dtype import DType
 from .errors import ShapeError, StridedError, StridedIndexError
 from .layout import Layout
-from .layout.layout import as_int_tuple as int_tuple, norm_dim
+from .layout.layout import as_int_tuple as int_tuple, keep_derived, norm_dim
 from .storage import Storage
 
 
@@ -338,8 +338,16 @@ def index_layout(lay: Layout, index):
     """Apply a basic index (ints, slices, ..., None) to a layout."""
     if not isinstance(index, tuple):
         index = (index,)
+    key = _basic_key(index)
+    if key is not None:
+        derived = lay.derived()
+        got = derived.get(key)
+        if got is not None:
+            return got, index
     fast = _ints_and_slices(lay, index)
     if fast is not None:
+        if key is not None:
+            keep_derived(derived, key, fast)
         return fast, index
     if any(isinstance(i, (Tensor, np.ndarray, list)) for i in index):
         raise ArrayIndexError(
@@ -368,6 +376,27 @@ def index_layout(lay: Layout, index):
         else:
             raise StridedIndexError(f"getitem: unsupported index {i!r} of type {type(i).__name__}")
     return lay, index
+
+
+def _basic_key(index: tuple):
+    """The key under which a layout keeps the view an index of plain ints and slices makes
+    (a slice as its three parts, which never equal an int), or None for any other index.
+    Only exact ints and None, in slices too: ``True``, ``1.0`` and ``np.int64(1)`` hash
+    like ``1`` but take other paths (or raise)."""
+    key = []
+    for i in index:
+        t = type(i)
+        if t is int:
+            key.append(i)
+        elif t is slice:
+            a, b, c = i.start, i.stop, i.step
+            if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
+                key.append((a, b, c))
+            else:  # 1.0 equals 1 but must be refused
+                return None
+        else:
+            return None
+    return tuple(key)
 
 
 def _ints_and_slices(lay: Layout, index: tuple):

@@ -76,9 +76,17 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
+# What a same-dtype copy moves elements as, by itemsize: one kernel per width serves every
+# dtype of that width.  4- and 8-byte elements move as f32 and f64, so the commonest
+# buffers need no view (a view costs more than a small copy's kernel time), and a float
+# load and store keep every bit, NaN payloads included.
+MOVES = {size: np.dtype(bits) for size, bits in BITS.items()} | {4: np.dtype(np.float32), 8: np.dtype(np.float64)}
+
+
 def bits_view(buf: np.ndarray) -> np.ndarray:
-    """The buffer as unsigned integers of its itemsize: what a same-dtype copy moves."""
-    return buf.view(BITS[buf.itemsize])
+    """The buffer as a same-dtype copy moves it: elements of its width (``MOVES``)."""
+    bits = MOVES[buf.itemsize]
+    return buf if buf.dtype == bits else buf.view(bits)
 
 
 def typed_view(buf: np.ndarray) -> np.ndarray:
@@ -619,8 +627,10 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     if plan.path == "convert_via_scratch":
         return None
     kernel = _PREP[plan.path](n, src_dtype.itemsize, *plan.args)
-    if same:
-        bits = BITS[dst_dtype.itemsize]
+    if same and dst_dtype == MOVES[dst_dtype.itemsize]:
+        run = kernel
+    elif same:
+        bits = MOVES[dst_dtype.itemsize]
 
         def run(dst, src):
             kernel(dst.view(bits), src.view(bits))

@@ -343,9 +343,12 @@ def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
     a model multiplies the same shapes every step, and four small arrays cost more than
     a tiny batched gemm."""
     p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split)
-    # the batch dims, and the operands' strides along them as rows of one array
+    # the batch dims, and the operands' strides along them as rows of one array; then the
+    # gemm's integers as one array (``_GEMM_INTS`` orders them): one argument to unbox
+    # rather than fifteen, which a small product notices
     arrays = (np.array(p.walk_shape, np.int64),
-              np.array((p.a_walk, p.b_walk, p.c_walk), np.int64).reshape(3, len(p.walk_shape)))
+              np.array((p.a_walk, p.b_walk, p.c_walk), np.int64).reshape(3, len(p.walk_shape)),
+              np.array([getattr(p, f) for f in _GEMM_INTS], np.int64))
     for x in arrays:
         x.flags.writeable = False
     return p, arrays
@@ -520,13 +523,16 @@ def bind(a_layout, b_layout, dtype):
     return run, (p.a_reach[1], p.b_reach[1], p.c_size)
 
 
+# The plan's integers in the order ``gemm_batched`` reads them from its ``ints`` array.
+_GEMM_INTS = ("m", "n", "k", "a_mode", "a_ld", "a_sr", "a_sc", "b_mode", "b_ld", "b_sr", "b_sc",
+              "a_offset", "b_offset", "chunk")
+
+
 def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
     stats["packed" if p.a_mode >= PACK_ROW else "direct"] += 1
     stats["packed" if p.b_mode >= PACK_ROW else "direct"] += 1
-    args = (a_buf, b_buf, c_buf, p.m, p.n, p.k,
-            p.a_mode, p.a_ld, p.a_sr, p.a_sc,
-            p.b_mode, p.b_ld, p.b_sr, p.b_sc,
-            *walk, p.a_offset, p.b_offset, 0, p.chunk, _BLAS_INT)
+    bshape, bst, ints = walk
+    args = (a_buf, b_buf, c_buf, ints, bshape, bst, _BLAS_INT)
     if not p.blas_threads:
         gemm_batched(*args)
         return
@@ -545,7 +551,7 @@ def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
 def _run_int(p, walk, a_buf, b_buf, c_buf, as_bool) -> None:
     if as_bool:  # bool is one byte of 0/1: compute on the bytes, write 0/1 back
         a_buf, b_buf, c_buf = a_buf.view(np.uint8), b_buf.view(np.uint8), c_buf.view(np.uint8)
-    oa, ob, oc = batch_offsets(*walk, p.a_offset, p.b_offset, 0)
+    oa, ob, oc = batch_offsets(walk[0], walk[1], p.a_offset, p.b_offset, 0)
     args = (a_buf, b_buf, c_buf, p.m, p.n, p.k, p.a_sr, p.a_sc, p.b_sr, p.b_sc, oa, ob, oc, as_bool)
     if p.split > 1:
         with threads.parallel_guard():
@@ -680,31 +686,31 @@ def _gemm_range(a, b, c, m, n, k,
 
 
 @njit(cache=True, nogil=True)
-def gemm_batched(a, b, c, m, n, k,
-                 a_mode, a_ld, a_sr, a_sc,
-                 b_mode, b_ld, b_sr, b_sc,
-                 bshape, bst, a_off, b_off, c_off, chunk, blas_int):
+def _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1):
+    """``_gemm_range`` with its integers read from ``ints`` (``_GEMM_INTS``' order)."""
+    _gemm_range(a, b, c, ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6],
+                ints[7], ints[8], ints[9], ints[10], bshape, bst, ints[11], ints[12], 0, ints[13],
+                blas_int, t0, t1)
+
+
+@njit(cache=True, nogil=True)
+def gemm_batched(a, b, c, ints, bshape, bst, blas_int):
     """Every batch of the odometer over ``bshape``, on the calling thread."""
     total = 1
     for d in range(bshape.shape[0]):
         total *= bshape[d]
-    _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                bshape, bst, a_off, b_off, c_off, chunk, blas_int, 0, total)
+    _gemm_from(a, b, c, ints, bshape, bst, blas_int, 0, total)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def gemm_batched_parallel(a, b, c, m, n, k,
-                          a_mode, a_ld, a_sr, a_sc,
-                          b_mode, b_ld, b_sr, b_sc,
-                          bshape, bst, a_off, b_off, c_off, chunk, blas_int, nchunks):
+def gemm_batched_parallel(a, b, c, ints, bshape, bst, blas_int, nchunks):
     """Every batch, in ``nchunks`` ranges of consecutive batches under ``prange``."""
     total = 1
     for d in range(bshape.shape[0]):
         total *= bshape[d]
     for r in prange(nchunks):
         t0, t1 = chunk_of(r, nchunks, total)
-        _gemm_range(a, b, c, m, n, k, a_mode, a_ld, a_sr, a_sc, b_mode, b_ld, b_sr, b_sc,
-                    bshape, bst, a_off, b_off, c_off, chunk, blas_int, t0, t1)
+        _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1)
 
 
 # ---------------------------------------------------------------------------

@@ -112,7 +112,7 @@ class Layout:
     (flips) or zero (broadcasts).  Views return new layouts.
     """
 
-    __slots__ = ("shape", "stride", "offset", "_hash", "_dense")
+    __slots__ = ("shape", "stride", "offset", "_hash", "_dense", "_derived")
 
     def __init__(self, shape, stride=None, offset: int = 0):
         shape = as_int_tuple("Layout", "shape", shape)
@@ -172,6 +172,7 @@ class Layout:
         _SET_OFFSET(self, offset)
         _SET_HASH(self, None)
         _SET_DENSE(self, None)
+        _SET_DERIVED(self, None)
         return self
 
     @classmethod
@@ -185,6 +186,20 @@ class Layout:
     def column_major(cls, shape, offset: int = 0) -> "Layout":
         shape = as_int_tuple("Layout.column_major", "shape", shape)
         return cls(shape, column_major_strides(shape), offset)
+
+    def derived(self) -> dict:
+        """The views of this layout kept so far, keyed by what made them (``transpose``'s
+        dims, a basic index); add to it with ``keep_derived``.
+
+        A view is a value of the layout it was taken from, so a kept one is exact; it
+        comes back with its hash and facts (contiguity) already computed, which a model's
+        step that takes ``w.t()`` or ``x[:, ::2]`` again would otherwise pay for each time,
+        in the view and in every op cache its result keys."""
+        d = self._derived
+        if d is None:
+            d = {}
+            _SET_DERIVED(self, d)
+        return d
 
     # -- metadata ---------------------------------------------------------
     @property
@@ -315,10 +330,19 @@ class Layout:
         else:
             a = norm_dim("transpose", d0, nd)
             b = norm_dim("transpose", d1, nd)
-        shape, stride = list(self.shape), list(self.stride)
-        shape[a], shape[b] = shape[b], shape[a]
-        stride[a], stride[b] = stride[b], stride[a]
-        return Layout._trusted(tuple(shape), tuple(stride), self.offset)
+        if a > b:
+            a, b = b, a
+        # A transposed layout is a value of this one: kept, it comes back with its hash and
+        # facts already computed, so a model's step that takes ``w.t()`` again costs the
+        # op caches no fresh layout (see docs/architecture.md, "One dispatch per call").
+        derived = self.derived()
+        got = derived.get((a, b))
+        if got is None:
+            shape, stride = list(self.shape), list(self.stride)
+            shape[a], shape[b] = shape[b], shape[a]
+            stride[a], stride[b] = stride[b], stride[a]
+            got = keep_derived(derived, (a, b), Layout._trusted(tuple(shape), tuple(stride), self.offset))
+        return got
 
     def permute(self, dims) -> "Layout":
         dims = as_int_tuple("permute", "dims", dims)
@@ -452,7 +476,8 @@ class Layout:
 
 # Layout's slots are written through their descriptors (``__setattr__`` refuses): a third
 # cheaper than ``object.__setattr__``, on the path of every view.
-_SET_SHAPE, _SET_STRIDE, _SET_OFFSET, _SET_HASH, _SET_DENSE = (Layout.__dict__[n].__set__ for n in Layout.__slots__)
+_SET_SHAPE, _SET_STRIDE, _SET_OFFSET, _SET_HASH, _SET_DENSE, _SET_DERIVED = (
+    Layout.__dict__[n].__set__ for n in Layout.__slots__)
 
 
 def _fill(self: Layout, shape: tuple, stride: tuple, offset: int) -> None:
@@ -461,6 +486,20 @@ def _fill(self: Layout, shape: tuple, stride: tuple, offset: int) -> None:
     _SET_OFFSET(self, offset)
     _SET_HASH(self, None)  # computed on first use
     _SET_DENSE(self, None)
+    _SET_DERIVED(self, None)
+
+
+# Views kept per layout (``Layout.derived``): a loop over ``x[i]`` would otherwise keep one
+# per step; past this many the store starts again.
+DERIVED_MAX = 32
+
+
+def keep_derived(derived: dict, key, view: "Layout") -> "Layout":
+    """Keep ``view`` in a layout's ``derived()`` store under ``key``; returns ``view``."""
+    if len(derived) >= DERIVED_MAX:
+        derived.clear()
+    derived[key] = view
+    return view
 
 
 @lru_cache(maxsize=1024)

@@ -1,0 +1,66 @@
+"""Views kept on the layout they were taken from (``Layout.derived``): a kept view must be
+the view itself, whatever was asked before it, and an index that merely hashes like a
+kept one (True, 1.0, np.int64(1)) must not be answered from the store."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import strided as sd
+from strided.errors import StridedError
+from strided.layout import Layout
+from strided.layout.layout import DERIVED_MAX
+
+from strategies import numpy_offset, numpy_strides, view_chains
+
+
+@settings(max_examples=60, deadline=None)
+@given(view_chains(max_ops=4), st.data())
+def test_kept_transpose_is_the_transpose(chain, data):
+    _, lay, arr, base = chain
+    nd = lay.ndim
+    if nd < 2:
+        return
+    d0, d1 = data.draw(st.integers(-nd, nd - 1)), data.draw(st.integers(-nd, nd - 1))
+    first = lay.transpose(d0, d1)
+    again = lay.transpose(d1, d0)  # the same view asked the other way round: from the store
+    fresh = Layout(lay.shape, lay.stride, lay.offset).transpose(d0, d1)  # a layout with no store
+    view = np.swapaxes(arr, d0, d1)  # NumPy is the oracle
+    assert first == again == fresh
+    assert first.shape == view.shape
+    if view.size:  # an empty view's strides and offset mean nothing, a size-1 dim's stride neither
+        assert [s for s, n in zip(first.stride, first.shape) if n > 1] == [
+            s for s, n in zip(numpy_strides(view), view.shape) if n > 1]
+        assert first.offset == numpy_offset(view, base)
+
+
+def test_store_is_bounded():
+    x = sd.from_numpy(np.arange(200.0, dtype=np.float32))
+    for i in range(5 * DERIVED_MAX):
+        assert x[i : i + 2].numpy().tolist() == [float(i), float(i + 1)]
+        assert len(x.layout.derived()) <= DERIVED_MAX
+
+
+def test_indices_that_hash_alike_are_not_confused():
+    base = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = sd.from_numpy(base)
+    assert x[1].numpy().tolist() == base[1].tolist()
+    assert x[1:].numpy().tolist() == base[1:].tolist()
+    assert x[np.int64(1)].numpy().tolist() == base[1].tolist()
+    with pytest.raises(StridedError):
+        x[1.0:]  # a float bound is refused even after the int one was kept
+    with pytest.raises(StridedError):
+        x[True]  # hashes like 1
+    assert x[::2, 1].numpy().tolist() == base[::2, 1].tolist()
+    assert x[::2, -1].numpy().tolist() == base[::2, -1].tolist()
+    assert x[(slice(None, None, 2), 1)].numpy().tolist() == base[::2, 1].tolist()
+
+
+def test_views_of_kept_views_follow_writes():
+    base = np.zeros((4, 4), np.float32)
+    x = sd.from_numpy(base)
+    v1 = x.t()[1:, ::2]
+    base[2, 1] = 7.0  # the buffer changes after the views were kept: views read it live
+    v2 = x.t()[1:, ::2]
+    assert v1.layout == v2.layout
+    assert v2.numpy().tolist() == base.T[1:, ::2].tolist() == v1.numpy().tolist()
