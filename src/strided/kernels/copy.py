@@ -9,10 +9,11 @@ runs the whole range on the calling thread, ``_p`` cuts it into chunks under
 because entering a parallel region costs tens of microseconds to milliseconds
 on this kind of machine even for one chunk.
 
-Same-dtype copies move raw bits: the buffers are viewed as unsigned integers
-of their itemsize, so every dtype of one width shares one compiled kernel
-(bool, u8, i8 as uint8; f16, bf16, i16, u16 as uint16; f32, u32, i32 as uint32;
-f64, i64, u64, c64 as uint64; c128 as complex128).  Conversions view f16 bits as
+Same-dtype copies move raw bits: the buffers are seen as elements of their
+width (``MOVES``), so every dtype of one width shares one compiled kernel
+(bool, u8, i8 as uint8; f16, bf16, i16, u16 as uint16; f32, u32, i32 as float32;
+f64, i64, u64, c64 as float64; c128 as complex128), and f32 and f64 buffers go
+as they are.  Conversions view f16 bits as
 uint16 and bf16 bits as int16, so that ``_move`` can tell the two half formats
 apart by type at compile time and pick the conversion with no per-element
 branch; the int16 and uint16 dtypes, which those views take, convert through
