@@ -15,7 +15,9 @@ their gradient rules.
 
 from __future__ import annotations
 
-from ..creation import as_tensor_like
+import numpy as np
+
+from ..creation import as_tensor_like, from_numpy
 from ..dtype import bool_ as BOOL, i64 as I64
 from ..errors import StridedError, StridedIndexError
 from ..tensor import Tensor
@@ -230,6 +232,10 @@ def _install() -> None:
 
 def _setitem(t, index, value):
     """``t[index] = value``; a bool tensor as the whole index is the standard's mask assignment."""
+    if isinstance(index, tuple) and len(index) == 1:
+        index = index[0] if type(index[0]) is Tensor or isinstance(index[0], np.ndarray) else index
+    if isinstance(index, np.ndarray) and index.dtype == np.bool_:
+        index = from_numpy(np.ascontiguousarray(index))
     if type(index) is Tensor and index.dtype is BOOL:
         return _mask_assign(t, index, value)
     return setitem(t, index, value)
