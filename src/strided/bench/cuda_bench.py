@@ -132,8 +132,9 @@ def _time(fn, sync, reps: int = 5) -> float:
 
 
 def speed(print_row) -> None:
-    from numba import cuda
+    from .. import devices
 
+    backend = devices.cuda_backend("bench --cuda")  # numba.cuda only through the backend
     try:
         import torch
     except ImportError:
@@ -142,7 +143,7 @@ def speed(print_row) -> None:
         torch = None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
-    sync = cuda.synchronize
+    sync = backend.storage.synchronize
     tsync = torch.cuda.synchronize if torch is not None else sync
     rng = np.random.default_rng(0)
 
@@ -150,7 +151,7 @@ def speed(print_row) -> None:
         return sd.from_numpy(rng.random(shape, dtype=np.float32).astype(dtype)).to_device("cuda")
 
     def d2d(nbytes):
-        src, dst = cuda.device_array(nbytes, np.uint8), cuda.device_array(nbytes, np.uint8)
+        src, dst = backend.alloc(nbytes, np.uint8).data, backend.alloc(nbytes, np.uint8).data
         return nbytes * 2 / _time(lambda: dst.copy_to_device(src), sync)
 
     print_row(("case", "strided TB/s", "share of d2d", "torch TB/s" if torch else "", "strided/torch" if torch else ""))
