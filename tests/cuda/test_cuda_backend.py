@@ -64,4 +64,6 @@ def test_simulated_cuda_suite():
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     summary = out.stdout.strip().splitlines()[-1]  # "22 passed in 9.1s": nothing skipped or deselected
-    assert " passed in " in summary and "skipped" not in summary, out.stdout[-2000:]
+    # "56 passed in 120s" or "56 passed, 10 warnings in 120s" (NumPy's own warnings on empty means)
+    assert " passed" in summary and not any(w in summary for w in ("failed", "error", "skipped", "deselected")), \
+        out.stdout[-2000:]
