@@ -176,6 +176,7 @@ NP_UNARY = {
     "log2": np.log2, "log10": np.log10, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
     "sign": np.sign,
     "recip": lambda x: np.ones((), x.dtype) / x,
+    "conj": np.conj,
 }
 
 
