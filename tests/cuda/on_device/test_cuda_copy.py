@@ -315,3 +315,11 @@ def test_elementwise_names_what_cuda_does_not_do_yet():
     h = on_cuda(np.ones(4, np.float16))
     with pytest.raises(sd.DTypeError, match="add: a has dtype float16, not computed on CUDA yet"):
         h + h  # f16 computes in f32 registers on the CPU; on CUDA not yet, refused by name
+
+
+def test_families_cuda_lacks_are_named():
+    g = on_cuda(np.array([3.0, 1.0, 2.0], np.float32))
+    with pytest.raises(sd.StridedError, match="sort: this kernel family is not done on CUDA yet"):
+        sd.sort(g)
+    with pytest.raises(sd.StridedError, match="scan: this kernel family is not done on CUDA yet"):
+        sd.cumulative_sum(g)
