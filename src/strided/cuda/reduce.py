@@ -24,14 +24,13 @@ f16/bf16 sources are not reduced on CUDA yet and are refused by name.
 
 from __future__ import annotations
 
-from math import prod
 
 import numpy as np
 from numba import cuda, from_dtype
 
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
-from ..kernels.common import DTYPES, NATIVE, check_layout, writes_twice
-from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, plan
+from ..errors import DTypeError, ShapeError, StridedError
+from ..kernels.common import DTYPES, NATIVE, check_layout
+from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_dims, plan
 from ..layout.layout import Layout, contiguous_strides
 from . import launch
 from .device import is_device_array
@@ -214,23 +213,7 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
                          f"(CUDA reduces {', '.join(sorted(DTYPES[d] for d in DTYPES_REDUCED))})")
     check_layout(op, "src_layout", src_layout).validate(len(src))
     check_layout(op, "out_layout", out_layout).validate(len(out))
-    nd = src_layout.ndim
-    try:
-        dims = tuple(int(d) for d in dims)
-    except TypeError:
-        raise StridedError(f"{op}: expected a tuple of dims, got {dims!r}") from None
-    if list(dims) != sorted(set(dims)) or any(not 0 <= d < nd for d in dims):
-        raise StridedIndexError(
-            f"{op}: expected sorted, distinct dims in [0, {nd}) for a source of shape {src_layout.shape}, got {dims}"
-        )
-    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
-    if out_layout.shape != keep:
-        raise ShapeError(f"{op}: expected an output of shape {keep} (source {src_layout.shape} reduced over {dims} "
-                         f"with keepdim), got {out_layout.shape}")
-    if writes_twice(out_layout):
-        raise StridedError(f"{op}: the output layout {out_layout} writes one element several times "
-                           "(a stride-0 dim of size > 1)")
-    return dims
+    return check_dims(op, src_layout, dims, out_layout)
 
 
 def _dims(shape, *strides) -> tuple:

@@ -84,7 +84,7 @@ from .walk import carry, launch, seek
 from numba import njit, prange, types  # noqa: E402
 from numba.extending import overload, register_jitable  # noqa: E402
 
-__all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan"]
+__all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims"]
 
 REDUCE_OPS = ("sum", "prod", "max", "min")
 ARG_REDUCE_OPS = ("argmax", "argmin")
@@ -599,6 +599,16 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
         raise DTypeError(f"{op}: complex numbers have no order, got a {src.dtype} source")
     check_layout(op, "src_layout", src_layout)
     check_layout(op, "out_layout", out_layout)
+    dims = check_dims(op, src_layout, dims, out_layout)
+    for what, buf, lay in (("src", src, src_layout), ("out", out, out_layout)):
+        check_in_buffer(op, what, buf, lay)
+    return dims
+
+
+def check_dims(op: str, src_layout: Layout, dims, out_layout: Layout) -> tuple[int, ...]:
+    """The reduced dims as a tuple of ints, checked against the layouts: sorted, distinct,
+    in range, the output of the keepdim shape and writing each element once (what every
+    backend's reduce checks before it plans)."""
     nd = src_layout.ndim
     try:
         dims = tuple(int(d) for d in dims)
@@ -614,8 +624,6 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
             f"{op}: expected an output of shape {keep} (source {src_layout.shape} reduced over {dims} "
             f"with keepdim), got {out_layout.shape}"
         )
-    for what, buf, lay in (("src", src, src_layout), ("out", out, out_layout)):
-        check_in_buffer(op, what, buf, lay)
     if writes_twice(out_layout):
         raise StridedError(
             f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
