@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, check_layout
-from ..kernels.copy import check_dst_layout
-from ..kernels.index import check_index
-from ..layout.layout import Layout, norm_dim
+from ..errors import StridedError
+from ..kernels.common import BITS
+from ..kernels.index import check_select
+from ..layout.layout import Layout
 from . import launch
 from .device import is_device_array
 
@@ -44,21 +43,7 @@ def index_select(dst, dst_layout: Layout, src, src_layout: Layout, dim: int, ind
         if not is_device_array(buf):
             got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
             raise StridedError(f"{op}: expected {what} on the CUDA device, got {got}")
-    check_layout(op, "dst_layout", dst_layout)
-    check_layout(op, "src_layout", src_layout)
-    if dst.dtype != src.dtype:
-        raise DTypeError(f"{op}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
-    if src_layout.ndim == 0:
-        raise ShapeError(f"{op}: expected a tensor of rank >= 1, got a scalar (shape ())")
-    d = norm_dim(op, dim, src_layout.ndim)
-    idx = check_index(op, index, d, src_layout.shape[d])
-    want = src_layout.shape[:d] + (len(idx),) + src_layout.shape[d + 1:]
-    if dst_layout.shape != want:
-        raise ShapeError(f"{op}: expected dst shape {want} (src shape {src_layout.shape} with dim {d} of size "
-                         f"{len(idx)}), got {dst_layout.shape}")
-    dst_layout.validate(len(dst))
-    src_layout.validate(len(src))
-    check_dst_layout(op, dst_layout)
+    d, idx = check_select(op, dst, dst_layout, src, src_layout, dim, index)
     n = dst_layout.numel
     if n == 0:
         return

@@ -40,7 +40,7 @@ from .walk import carry, chunk, launch, seek
 
 _u = np.uint64  # unsigned buffer indices, as in the copy kernels: no wraparound test per access
 
-__all__ = ["index_select", "gather_offsets", "check_index"]
+__all__ = ["index_select", "gather_offsets", "check_index", "check_select"]
 
 
 # ---------------------------------------------------------------------------
@@ -164,6 +164,31 @@ def _merged(shape, dst_stride, src_stride):
     return np.asarray(it.shape, np.int64), np.asarray(it.strides[:2], np.int64).reshape(2, len(it.shape))
 
 
+def check_select(op: str, dst, dst_layout: Layout, src, src_layout: Layout, dim, index) -> tuple:
+    """``(dim, index)`` of an index_select, normalised and checked against the layouts and
+    buffers (equal dtypes, rank >= 1, every index in range, dst of the selected shape, both
+    layouts inside their buffers, dst writing each element once); every backend's
+    index_select checks this after its own buffer checks."""
+    check_layout(op, "dst_layout", dst_layout)
+    check_layout(op, "src_layout", src_layout)
+    if dst.dtype != src.dtype:
+        raise DTypeError(f"{op}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
+    if src_layout.ndim == 0:
+        raise ShapeError(f"{op}: expected a tensor of rank >= 1, got a scalar (shape ())")
+    d = norm_dim(op, dim, src_layout.ndim)
+    idx = check_index(op, index, d, src_layout.shape[d])
+    want = src_layout.shape[:d] + (len(idx),) + src_layout.shape[d + 1:]
+    if dst_layout.shape != want:
+        raise ShapeError(
+            f"{op}: expected dst shape {want} (src shape {src_layout.shape} with dim {d} of size {len(idx)}), "
+            f"got {dst_layout.shape}"
+        )
+    dst_layout.validate(len(dst))
+    src_layout.validate(len(src))
+    check_dst_layout(op, dst_layout)
+    return d, idx
+
+
 def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout, dim: int,
                  index: np.ndarray) -> None:
     """``dst[.., k, ..] = src[.., index[k], ..]`` along ``dim``; negative index values wrap.
@@ -175,24 +200,7 @@ def index_select(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layou
     op = "index_select"
     check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
     check_buffer(op, "src", src, dtypes=DTYPES)
-    check_layout(op, "dst_layout", dst_layout)
-    check_layout(op, "src_layout", src_layout)
-    if dst.dtype != src.dtype:
-        raise DTypeError(f"{op}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
-    if src_layout.ndim == 0:
-        raise ShapeError(f"{op}: expected a tensor of rank >= 1, got a scalar (shape ())")
-    d = norm_dim(op, dim, src_layout.ndim)
-    size = src_layout.shape[d]
-    idx = check_index(op, index, d, size)
-    want = src_layout.shape[:d] + (len(idx),) + src_layout.shape[d + 1:]
-    if dst_layout.shape != want:
-        raise ShapeError(
-            f"{op}: expected dst shape {want} (src shape {src_layout.shape} with dim {d} of size {len(idx)}), "
-            f"got {dst_layout.shape}"
-        )
-    dst_layout.validate(len(dst))
-    src_layout.validate(len(src))
-    check_dst_layout(op, dst_layout)
+    d, idx = check_select(op, dst, dst_layout, src, src_layout, dim, index)
     n = dst_layout.numel
     if n == 0:
         return
