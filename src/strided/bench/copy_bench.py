@@ -35,13 +35,9 @@ from .. import threads
 from ..kernels.copy import copy_into
 from ..kernels.index import index_select
 from ..layout import Layout
+from .harness import torch_or_none
 
-try:  # optional peer, never a dependency
-    import torch
-
-    torch.set_num_threads(threads.get_num_threads())
-except Exception:  # pragma: no cover
-    torch = None
+torch = torch_or_none()  # optional peer, never a dependency
 
 PEERS = ("numpy", "torch")
 

@@ -27,15 +27,7 @@ from ..kernels import elementwise as ew
 from ..kernels import reduce as red
 from ..layout import Layout
 from ..threads import get_num_threads
-
-
-def _torch():
-    try:
-        import torch
-    except Exception:
-        return None
-    torch.set_num_threads(get_num_threads())
-    return torch
+from .harness import torch_or_none
 
 
 def _time(fns: dict, rounds: int, per_block: int, pause: float = 0.05) -> dict:
@@ -171,7 +163,7 @@ def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None,
 
 
 def _run(sizes, rounds, per_block) -> list[dict]:
-    torch = _torch()
+    torch = torch_or_none()
     rows = []
     for n in sizes:
         k = per_block or max(3, min(50, int(2e8 // (n * n * 4))))

@@ -8,6 +8,7 @@ reported, and ratios are ours over the best peer measured in the same run.
 
 from __future__ import annotations
 
+import functools
 import gc
 import statistics
 import sys
@@ -29,14 +30,22 @@ class Case:
     results: dict = field(default_factory=dict)  # lib -> median seconds
 
 
+@functools.cache
 def torch_or_none():
+    """PyTorch, the optional peer, holding strided's thread count; None when not installed.
+
+    ``torch.set_num_threads`` is called only when the count differs, and once per process:
+    even setting the count it already has leaves PyTorch's next small ops taking milliseconds
+    each on the 2-core development machine (OpenMP's pool being rebuilt), so calling it per
+    case made PyTorch look slow in whole rows of the sweep."""
     try:
         import torch
     except Exception:
         return None
     from ..threads import get_num_threads
 
-    torch.set_num_threads(get_num_threads())
+    if torch.get_num_threads() != get_num_threads():
+        torch.set_num_threads(get_num_threads())
     return torch
 
 

@@ -23,6 +23,8 @@ import strided as sd  # first: fixes numba's threading before numba loads
 from strided.kernels import PARALLEL_MIN  # noqa: F401
 from numba import njit
 
+from .harness import torch_or_none
+
 
 @njit(cache=True)
 def _naive(a, b, c):
@@ -35,15 +37,6 @@ def _naive(a, b, c):
             x = a[i, p]
             for j in range(m):
                 c[i, j] += x * b[p, j]
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    torch.set_num_threads(sd.get_num_threads())
-    return torch
 
 
 def _time(fns: dict, rounds: int, min_seconds: float, pause: float = 0.01) -> dict:
@@ -98,7 +91,7 @@ def _has_copy() -> bool:
 
 
 def run(quick: bool = False) -> list[dict]:
-    torch = _torch()
+    torch = torch_or_none()
     sizes = (256, 512) if quick else (256, 512, 1024)
     rounds = 5 if quick else 9
     rng = np.random.default_rng(0)
@@ -166,7 +159,7 @@ def _fmt(v, spec):
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     rows = run(quick="--quick" in argv)
-    torch = _torch()
+    torch = torch_or_none()
     print(
         f"matmul f32, threads={sd.get_num_threads()}, numpy {np.__version__}"
         + (f", torch {torch.__version__}" if torch else ", torch not installed")
