@@ -10,6 +10,7 @@ import strided as sd
 from strided.errors import StridedError
 from strided.layout import Layout
 from strided.layout.layout import DERIVED_MAX
+from strided.tensor import index_layout
 
 from strategies import numpy_offset, numpy_strides, view_chains
 
@@ -32,6 +33,49 @@ def test_kept_transpose_is_the_transpose(chain, data):
         assert [s for s, n in zip(first.stride, first.shape) if n > 1] == [
             s for s, n in zip(numpy_strides(view), view.shape) if n > 1]
         assert first.offset == numpy_offset(view, base)
+
+
+def test_transposes_and_indices_kept_side_by_side():
+    # Both kinds of view live in one store: x[0, 1] after x.t() must not find the transpose.
+    base = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = sd.from_numpy(base)
+    assert x.t().shape == (4, 3)
+    assert x[0, 1].shape == () and x[0, 1].item() == base[0, 1]
+    y = sd.from_numpy(base.copy())
+    assert y[0, 1].item() == base[0, 1]
+    assert y.t().numpy().tolist() == base.T.tolist()
+    assert y.transpose(0, 1).shape == y.transpose(-2, -1).shape == y.transpose(1, 0).shape == (4, 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(view_chains(max_ops=3), st.data())
+def test_any_order_of_kept_views_matches_numpy(chain, data):
+    # A run of transposes and int/slice indices on one layout, each asked maybe more than
+    # once and in any order: every answer is NumPy's view, whatever the store held.
+    _, lay, arr, base = chain
+    nd = lay.ndim
+    dim = st.integers(-nd, nd - 1) if nd else st.nothing()
+    part = st.one_of(st.integers(-3, 3), st.tuples(st.sampled_from([None, -2, 0, 1]), st.sampled_from([None, -1, 2]),
+                                                   st.sampled_from([None, 1, 2, -1])))
+    steps = data.draw(st.lists(st.one_of(st.tuples(st.just("t"), dim, dim) if nd else st.nothing(),
+                                         st.tuples(st.just("i"), st.lists(part, max_size=nd))), max_size=6))
+    for step in steps:
+        if step[0] == "t":
+            got, want = lay.transpose(step[1], step[2]), np.swapaxes(arr, step[1], step[2])
+        else:
+            index = tuple(p if isinstance(p, int) else slice(*p) for p in step[1])
+            try:
+                want = arr[index + (Ellipsis,)]  # a 0-d view, not a NumPy scalar, for all-int indices
+            except IndexError:
+                with pytest.raises(StridedError):
+                    index_layout(lay, index)
+                continue
+            got = index_layout(lay, index)[0]
+        assert got.shape == want.shape
+        if want.size:
+            assert [s for s, n in zip(got.stride, got.shape) if n > 1] == [
+                s for s, n in zip(numpy_strides(want), want.shape) if n > 1]
+            assert got.offset == numpy_offset(want, base)
 
 
 def test_store_is_bounded():

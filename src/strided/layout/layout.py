@@ -188,8 +188,10 @@ class Layout:
         return cls(shape, column_major_strides(shape), offset)
 
     def derived(self) -> dict:
-        """The views of this layout kept so far, keyed by what made them (``transpose``'s
-        dims, a basic index); add to it with ``keep_derived``.
+        """The views of this layout kept so far, keyed by what made them; add to it with
+        ``keep_derived``.  The keys of different makers never meet: ``("transpose", d0, d1)``
+        starts with a str, which a basic index's key (a tuple of ints and slice triples,
+        ``tensor._basic_key``) never holds.
 
         A view is a value of the layout it was taken from, so a kept one is exact; it
         comes back with its hash and facts (contiguity) already computed, which a model's
@@ -324,25 +326,27 @@ class Layout:
         )
 
     def transpose(self, d0, d1) -> "Layout":
-        nd = len(self.shape)
-        if type(d0) is int and type(d1) is int and -nd <= d0 < nd and -nd <= d1 < nd:
-            a, b = d0 % nd, d1 % nd  # the common call (t(), transpose(0, 1)) needs no conversion
-        else:
-            a = norm_dim("transpose", d0, nd)
-            b = norm_dim("transpose", d1, nd)
-        if a > b:
-            a, b = b, a
         # A transposed layout is a value of this one: kept, it comes back with its hash and
         # facts already computed, so a model's step that takes ``w.t()`` again costs the
         # op caches no fresh layout (see docs/architecture.md, "One dispatch per call").
-        derived = self.derived()
-        got = derived.get((a, b))
-        if got is None:
-            shape, stride = list(self.shape), list(self.stride)
-            shape[a], shape[b] = shape[b], shape[a]
-            stride[a], stride[b] = stride[b], stride[a]
-            got = keep_derived(derived, (a, b), Layout._trusted(tuple(shape), tuple(stride), self.offset))
-        return got
+        # Kept under the dims as given, so t()'s (-2, -1) is found before any normalising.
+        derived = self._derived
+        if derived is None:
+            derived = self.derived()
+        key = None
+        if type(d0) is int and type(d1) is int:
+            key = ("transpose", d0, d1)
+            got = derived.get(key)
+            if got is not None:
+                return got
+        nd = len(self.shape)
+        a = norm_dim("transpose", d0, nd)
+        b = norm_dim("transpose", d1, nd)
+        shape, stride = list(self.shape), list(self.stride)
+        shape[a], shape[b] = shape[b], shape[a]
+        stride[a], stride[b] = stride[b], stride[a]
+        got = Layout._trusted(tuple(shape), tuple(stride), self.offset)
+        return got if key is None else keep_derived(derived, key, got)
 
     def permute(self, dims) -> "Layout":
         dims = as_int_tuple("permute", "dims", dims)
