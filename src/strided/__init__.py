@@ -100,4 +100,8 @@ def _lazy(name):
         import importlib
 
         return importlib.import_module(".cute", __name__)
+    if name == "fft":  # the Array API's fft extension (NumPy's pocketfft), loaded when asked for
+        import importlib
+
+        return importlib.import_module(".fft", __name__)
     raise AttributeError(f"module 'strided' has no attribute {name!r}")

@@ -71,6 +71,12 @@ _ENTRY_POINTS = {
     "bitwise_left_shift": lambda a: sd.bitwise_left_shift(sd.asarray([1, 2]), a),
     "bitwise_right_shift": lambda a: sd.bitwise_right_shift(a, sd.asarray([1, 2])),
     "lshift_operator": lambda a: sd.asarray([1, 2]) << a,
+    "fft": lambda a: sd.fft.fft(a), "fft_n": lambda a: sd.fft.fft(_T, n=a), "fft_axis": lambda a: sd.fft.ifft(_T, axis=a),
+    "fft_norm": lambda a: sd.fft.rfft(_T, norm=a), "irfft_n": lambda a: sd.fft.irfft(_T, n=a),
+    "fftn_s": lambda a: sd.fft.fftn(_T, s=a, axes=(0, 1)), "fftn_axes": lambda a: sd.fft.irfftn(_T, axes=a),
+    "fftfreq": lambda a: sd.fft.fftfreq(a), "fftfreq_d": lambda a: sd.fft.rfftfreq(4, d=a),
+    "fftfreq_dtype": lambda a: sd.fft.fftfreq(4, dtype=a), "fftfreq_device": lambda a: sd.fft.fftfreq(4, device=a),
+    "fftshift_axes": lambda a: sd.fft.fftshift(_T, axes=a), "ifftshift": lambda a: sd.fft.ifftshift(a),
 }
 
 
