@@ -38,6 +38,7 @@ from .tensor import Op, Tensor, tracked as _tracked
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
 # elementwise ops keep theirs (see strided.caches): a repeat checks each buffer against the
 # kept reach, allocates and runs the planned gemms.
+_new = object.__new__
 _KEPT = caches.cache("linalg.matmul", "operand layouts, dtypes, devices", 1024, threads=True)
 
 
@@ -52,9 +53,10 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
             if len(da) >= ra and len(db) >= rb and da.dtype is npd and db.dtype is npd:
                 store = alloc(size, npd, "matmul")
                 run(da, db, store.data)
-                out = Tensor(store, out_lay, want)
-                if a._is_var or b._is_var or a._op is not None or b._op is not None:
-                    out._op = Op("matmul", (a, b), {"promote": promote})
+                out = _new(Tensor)  # slot by slot: Tensor.__init__'s frame costs a small product
+                out._storage, out.layout, out.dtype, out._is_var = store, out_lay, want, False
+                tracked = a._is_var or b._is_var or a._op is not None or b._op is not None
+                out._op = Op("matmul", (a, b), {"promote": promote}) if tracked else None
                 return out
     a = _operand(a, "lhs")
     b = _operand(b, "rhs")

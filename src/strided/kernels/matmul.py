@@ -516,9 +516,17 @@ def bind(a_layout, b_layout, dtype):
         return None
     if p.path != BLAS or p.a_reach[0] < 0 or p.b_reach[0] < 0:
         return None
+    if p.blas_threads:
+        def run(a, b, c):
+            _run_blas(p, walk, a, b, c)
+    else:  # _run_blas's calling-thread case inlined: a small product is mostly its call
+        ka, kb = _stat_key(p.a_mode), _stat_key(p.b_mode)
+        bshape, bst, ints = walk
 
-    def run(a, b, c):
-        _run_blas(p, walk, a, b, c)
+        def run(a, b, c):
+            stats[ka] += 1
+            stats[kb] += 1
+            gemm_batched(a, b, c, ints, bshape, bst, _BLAS_INT)
 
     return run, (p.a_reach[1], p.b_reach[1], p.c_size)
 
@@ -528,9 +536,13 @@ _GEMM_INTS = ("m", "n", "k", "a_mode", "a_ld", "a_sr", "a_sc", "b_mode", "b_ld",
               "a_offset", "b_offset", "chunk")
 
 
+def _stat_key(mode: int) -> str:
+    return "packed" if mode >= PACK_ROW else "direct"
+
+
 def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
-    stats["packed" if p.a_mode >= PACK_ROW else "direct"] += 1
-    stats["packed" if p.b_mode >= PACK_ROW else "direct"] += 1
+    stats[_stat_key(p.a_mode)] += 1
+    stats[_stat_key(p.b_mode)] += 1
     bshape, bst, ints = walk
     args = (a_buf, b_buf, c_buf, ints, bshape, bst, _BLAS_INT)
     if not p.blas_threads:

@@ -827,16 +827,19 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     else:
         nitems = (p.nk // p.kshape[-1]) * p.ncol * p.nrsplit
         rows = nitems if p.nrsplit > 1 else 0
+        width = p.width
         if par:
             tail = (so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
-        else:
-            tail = (so, oo, p.nr, p.ncol, p.width, 1, 0, nitems, ident)
-        width = p.width
-        none = np.empty((0, width), dtype=acc) if not rows else None  # never written: shared
 
-        def run(src, out):
-            part = none if none is not None else np.empty((rows, width), dtype=acc)
-            launch(k, (src, out, part, kshape, kst, rshape, rst, *tail), par)
+            def run(src, out):
+                part = np.empty((rows, width), dtype=acc) if rows else none
+                launch(k, (src, out, part, kshape, kst, rshape, rst, *tail), True)
+        else:  # one thread, no split: the arguments spelled out, as a small sum is mostly its call
+            nr, ncol = p.nr, p.ncol
+
+            def run(src, out):
+                k(src, out, none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems, ident)
+        none = np.empty((0, width), dtype=acc)  # never written: shared by the calls that split no rows
     return run
 
 
