@@ -183,17 +183,18 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
 
     A size beyond the machine's memory is refused up front: asking the OS would fail late
     (MemoryError) or succeed lazily and die on first touch."""
-    np_dtype = np.dtype(np_dtype)
+    if not isinstance(np_dtype, np.dtype):
+        np_dtype = np.dtype(np_dtype)
     nbytes = numel * np_dtype.itemsize
+    if nbytes < _MIN_POOLED:  # first: every small result comes this way, and asks nothing else
+        s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
+        s.data = np.empty(numel, np_dtype)
+        return s
     if nbytes > _MEMORY_LIMIT:
         check_size(op, numel, np_dtype)  # raises, naming the op and the size
-    raw = _pool.take(nbytes) if nbytes >= _MIN_POOLED else None
+    raw = _pool.take(nbytes)
     if raw is None:
         try:
-            if nbytes < _MIN_POOLED:
-                s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
-                s.data = np.empty(numel, np_dtype)
-                return s
             raw = np.empty(nbytes, np.uint8)
         except MemoryError:
             raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
