@@ -56,6 +56,9 @@ within 1 ulp (exp), 1.3 ulp (tanh) and 2.3 ulp (sigmoid) of the correctly
 rounded result (the tests sweep the whole range against NumPy in f64), where a
 call to libm's scalar expf per element is 3x slower than NumPy's SIMD exp.  Other f32 functions call libm's float versions.
 max/min propagate NaN like NumPy; relu(nan) is nan.
+Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
+special-case tables (C99 Annex G) where a part is infinite or NaN (``_regular``); finite
+input computes as it always did.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec, enc as _enc
-from .walk import carry, in_parallel, launch, seek
+from .walk import carry, direct, in_parallel, launch, seek
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
 from numba import njit, prange, types  # noqa: E402
@@ -270,7 +273,7 @@ def _ov_tanh(x):
     if x == types.float32:
         return lambda x: _tanhf(x)
     if isinstance(x, types.Complex):
-        return lambda x: np.tanh(x)
+        return lambda x: np.tanh(x) if _regular(x) else _tanh_special(x)
     return lambda x: math.tanh(x)
 
 
@@ -423,6 +426,171 @@ def _ov_pow(x, y):
         return r
 
     return ipow
+
+
+# -- complex special values -----------------------------------------------------------------
+#
+# numba's complex cosh, sinh, tanh, expm1 and inverse functions are textbook formulas, which
+# turn an infinite or NaN part into NaN + NaN j where the standard's tables (C99 Annex G, as
+# FreeBSD's msun and NumPy's npymath implement it) give exact values, such as
+# tanh(+0 + NaN j) = +0 + NaN j.  An op calls its usual function when ``_regular`` says so
+# (any real, a complex with both parts finite: the same bits as before) and the table's
+# branch otherwise.  Each table works on the parts in f64 and is written for every quadrant,
+# so the symmetries the standard asks for (f(conj z) = conj f(z), oddness) hold by
+# construction; ``x - x`` of an infinity is how the tables make a NaN.
+
+_PI_2 = math.pi / 2
+
+
+def _regular(x):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_regular, jit_options=dict(error_model="numpy"))
+def _ov_regular(x):
+    if isinstance(x, types.Complex):
+        return lambda x: math.isfinite(x.real) and math.isfinite(x.imag)
+    return lambda x: True
+
+
+@_jitable
+def _cosh_table(a, b):
+    if a == 0 and not math.isfinite(b):
+        return complex(b - b, math.copysign(0.0, a * (b - b)))
+    if b == 0 and not math.isfinite(a):
+        return complex(a * a, math.copysign(0.0, (a if math.isinf(a) else a + a)) * b)
+    if math.isfinite(a):
+        return complex(b - b, a * (b - b))
+    if math.isinf(a):
+        if not math.isfinite(b):
+            return complex(a * a, a * (b - b))
+        return complex((a * a) * math.cos(b), a * math.sin(b))
+    return complex((a * a) * (b - b), (a + a) * (b - b))
+
+
+@_jitable
+def _sinh_table(a, b):
+    if a == 0 and not math.isfinite(b):
+        return complex(math.copysign(0.0, a * (b - b)), b - b)
+    if b == 0 and not math.isfinite(a):
+        return complex(a, b)
+    if math.isfinite(a):
+        return complex(b - b, a * (b - b))
+    if math.isinf(a):
+        if not math.isfinite(b):
+            return complex(a * a, a * (b - b))
+        return complex(a * math.cos(b), math.inf * math.sin(b))
+    return complex((a * a) * (b - b), (a + a) * (b - b))
+
+
+@_jitable
+def _tanh_table(a, b):
+    if math.isnan(a):
+        return complex(a, b if b == 0 else a * b)
+    if math.isinf(a):
+        # 1 + 0j with the zero's sign from b, where msun takes sin(b)cos(b)'s: the standard
+        # asks for +0 at every positive finite b
+        return complex(math.copysign(1.0, a), math.copysign(0.0, b))
+    return complex(a if a == 0 else b - b, b - b)
+
+
+@_jitable
+def _expm1_table(a, b):
+    if math.isnan(a):
+        return complex(a, b if b == 0 else a + b)
+    if math.isfinite(a):
+        return complex(b - b, b - b)
+    if a > 0:
+        if b == 0:
+            return complex(a, b)
+        if not math.isfinite(b):
+            return complex(a, b - b)
+        return complex(a * math.cos(b) - 1.0, a * math.sin(b))
+    if not math.isfinite(b):
+        return complex(-1.0, math.copysign(0.0, b))
+    return complex(0.0 * math.cos(b) - 1.0, 0.0 * math.sin(b))
+
+
+@_jitable
+def _acos_table(a, b):
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(b + b, -math.inf)
+        if math.isinf(b):
+            return complex(a + a, -b)
+        if a == 0:
+            return complex(_PI_2, b + b)
+        return complex(math.nan, math.nan)
+    # a part is infinite: the angle of z, and an infinite imaginary part against b's sign
+    return complex(abs(math.atan2(b, a)), math.inf if math.copysign(1.0, b) < 0 else -math.inf)
+
+
+@_jitable
+def _acosh_table(a, b):
+    if a == 0 and math.isnan(b):
+        return complex(math.nan, _PI_2)  # the standard's NaN + pi/2 j (msun gives NaN + NaN j)
+    w = _acos_table(a, b)
+    rx, ry = w.real, w.imag
+    if math.isnan(rx) and math.isnan(ry):
+        return complex(ry, rx)
+    if math.isnan(rx):
+        return complex(abs(ry), rx)
+    if math.isnan(ry):
+        return complex(ry, ry)
+    return complex(abs(ry), math.copysign(rx, b))
+
+
+@_jitable
+def _asinh_table(a, b):
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(a, b + b)
+        if math.isinf(b):
+            return complex(b, a + a)
+        if b == 0:
+            return complex(a + a, b)
+        return complex(math.nan, math.nan)
+    return complex(math.copysign(math.inf, a), math.copysign(math.atan2(abs(b), abs(a)), b))
+
+
+@_jitable
+def _atanh_table(a, b):
+    if a == 0:
+        return complex(a, math.atan(b))
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(math.copysign(0.0, a), b + b)
+        if math.isinf(b):
+            return complex(math.copysign(0.0, a), math.copysign(_PI_2, b))
+        return complex(math.nan, math.nan)
+    return complex(math.copysign(0.0, a), math.copysign(_PI_2, b))
+
+
+def _special_values(table):
+    """The op's value at ``x`` from ``table`` (a function of the parts), in x's own complex
+    type; never reached for real x, for which it only has to type."""
+
+    def stub(x):  # pragma: no cover - replaced by the overload in jitted code
+        raise NotImplementedError
+
+    @overload(stub, jit_options=dict(error_model="numpy"))
+    def ov(x):
+        if not isinstance(x, types.Complex):
+            return lambda x: x
+        ty = x
+        return lambda x: ty(table(np.float64(x.real), np.float64(x.imag)))
+
+    return stub
+
+
+_cosh_special = _special_values(_cosh_table)
+_sinh_special = _special_values(_sinh_table)
+_tanh_special = _special_values(_tanh_table)
+_expm1_special = _special_values(_expm1_table)
+_acos_special = _special_values(_acos_table)
+_acosh_special = _special_values(_acosh_table)
+_asinh_special = _special_values(_asinh_table)
+_atanh_special = _special_values(_atanh_table)
 
 
 # -- the ops themselves ------------------------------------------------------
@@ -589,12 +757,12 @@ def _b_xor(x, y):
 # NumPy does (f16/bf16 reach them as f32).
 @_jitable
 def _u_acos(x):
-    return np.arccos(x)
+    return np.arccos(x) if _regular(x) else _acos_special(x)
 
 
 @_jitable
 def _u_acosh(x):
-    return np.arccosh(x)
+    return np.arccosh(x) if _regular(x) else _acosh_special(x)
 
 
 @_jitable
@@ -604,7 +772,7 @@ def _u_asin(x):
 
 @_jitable
 def _u_asinh(x):
-    return np.arcsinh(x)
+    return np.arcsinh(x) if _regular(x) else _asinh_special(x)
 
 
 @_jitable
@@ -614,17 +782,17 @@ def _u_atan(x):
 
 @_jitable
 def _u_atanh(x):
-    return np.arctanh(x)
+    return np.arctanh(x) if _regular(x) else _atanh_special(x)
 
 
 @_jitable
 def _u_cosh(x):
-    return np.cosh(x)
+    return np.cosh(x) if _regular(x) else _cosh_special(x)
 
 
 @_jitable
 def _u_sinh(x):
-    return np.sinh(x)
+    return np.sinh(x) if _regular(x) else _sinh_special(x)
 
 
 @_jitable
@@ -634,7 +802,7 @@ def _u_tan(x):
 
 @_jitable
 def _u_expm1(x):
-    return np.expm1(x)
+    return np.expm1(x) if _regular(x) else _expm1_special(x)
 
 
 @_jitable
@@ -1401,10 +1569,14 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
         def run(*bufs):
             k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
     elif len(layouts) == 2:
+        w = p.work
+        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
+
         def run(o, x):
-            k(o, x, shape, st, offs, 0, p.work, last)
+            k(o, x, shape, st, offs, 0, w, last)
     elif len(layouts) == 3:
         w = p.work
+        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
 
         def run(o, x, y):
             k(o, x, y, shape, st, offs, 0, w, last)
