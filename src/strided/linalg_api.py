@@ -4,8 +4,11 @@ matmul, and the decompositions, which LAPACK computes.
 ``strided.linalg`` re-exports these beside its own ``matmul``.  The decompositions go
 through NumPy's LAPACK: the operand is read as a NumPy view of its buffer (any layout;
 NumPy packs it for LAPACK, which needs that copy anyway) and the results come back as
-tensors over NumPy's output buffers.  Products (``tensordot``, ``vecdot``, ``outer``)
-are views and ``@``; ``matrix_transpose`` and ``diagonal`` are views.
+tensors over NumPy's output buffers.  Complex operands take the same paths (LAPACK's
+c/z routines); what is real for them too (norms, singular values, eigenvalues of a Hermitian
+matrix, log |det|) comes back in the real dtype of their precision.  Products
+(``tensordot``, ``vecdot``, ``outer``) are views and ``@``; ``matrix_transpose`` and
+``diagonal`` are views.
 
 This module reaches matmul through the ``@`` operator (installed on Tensor by the op
 layer), so it imports nothing above the tensor layer and ``strided.linalg`` can import it.
@@ -57,8 +60,8 @@ def _matrices(op: str, x, square: bool = True) -> Tensor:
         raise ShapeError(f"{op}: expected a stack of matrices (at least 2 dims), got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"{op}: expected square matrices, got shape {x.shape}")
-    if not x.dtype.is_float:
-        raise DTypeError(f"{op}: expected a floating-point tensor, got {x.dtype}")
+    if not (x.dtype.is_float or x.dtype.is_complex):
+        raise DTypeError(f"{op}: expected a floating-point or complex tensor, got {x.dtype}")
     return x
 
 
@@ -69,11 +72,14 @@ def _lapack_in(x: Tensor) -> np.ndarray:
     return a.astype(np.float32) if x.dtype.compute is not x.dtype else a
 
 
-def _out(x: Tensor, a: np.ndarray) -> Tensor:
-    """A result in the operand's dtype (half types rounded back once)."""
+def _out(x: Tensor, a: np.ndarray, real: bool = False) -> Tensor:
+    """A result in the operand's dtype (half types rounded back once), or in its real dtype
+    for what is real even for a complex operand (norms, singular values, eigenvalues of a
+    Hermitian matrix, log |det|)."""
     a = np.asarray(a)
-    if a.dtype != x.dtype.np:
-        a = a.astype(x.dtype.np)
+    want = x.dtype.real if real else x.dtype
+    if a.dtype != want.np:
+        a = a.astype(want.np)
     return from_numpy(np.asarray(a, order="C"))
 
 
@@ -210,7 +216,10 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
 def cholesky(x, /, *, upper: bool = False) -> Tensor:
     x = _matrices("cholesky", x)
     low = _lapack("cholesky", np.linalg.cholesky, _lapack_in(x))
-    return _out(x, np.swapaxes(low, -1, -2) if upper else low)
+    if not upper:
+        return _out(x, low)
+    up = np.swapaxes(low, -1, -2)  # x = U^H U with U = L^H: the conjugate, for complex x
+    return _out(x, np.conj(up) if x.dtype.is_complex else up)
 
 
 def det(x, /) -> Tensor:
@@ -221,18 +230,18 @@ def det(x, /) -> Tensor:
 def slogdet(x, /) -> SlogdetResult:
     x = _matrices("slogdet", x)
     sign, logabs = _lapack("slogdet", np.linalg.slogdet, _lapack_in(x))
-    return SlogdetResult(_out(x, sign), _out(x, logabs))
+    return SlogdetResult(_out(x, sign), _out(x, logabs, real=True))
 
 
 def eigh(x, /) -> EighResult:
     x = _matrices("eigh", x)
     w, v = _lapack("eigh", np.linalg.eigh, _lapack_in(x))
-    return EighResult(_out(x, w), _out(x, v))
+    return EighResult(_out(x, w, real=True), _out(x, v))
 
 
 def eigvalsh(x, /) -> Tensor:
     x = _matrices("eigvalsh", x)
-    return _out(x, _lapack("eigvalsh", np.linalg.eigvalsh, _lapack_in(x)))
+    return _out(x, _lapack("eigvalsh", np.linalg.eigvalsh, _lapack_in(x)), real=True)
 
 
 def inv(x, /) -> Tensor:
@@ -275,8 +284,8 @@ def pinv(x, /, *, rtol=None) -> Tensor:
 def solve(x1, x2, /) -> Tensor:
     x1 = _matrices("solve", x1)
     x2 = expect_tensor("solve", x2)
-    if not x2.dtype.is_float:
-        raise DTypeError(f"solve: expected a floating-point right-hand side, got {x2.dtype}")
+    if not (x2.dtype.is_float or x2.dtype.is_complex):
+        raise DTypeError(f"solve: expected a floating-point or complex right-hand side, got {x2.dtype}")
     a, b = _lapack_in(x1), _lapack_in(x2)
     n = a.shape[-1]
     if b.ndim == 1:
@@ -304,12 +313,12 @@ def qr(x, /, *, mode: str = "reduced") -> QRResult:
 def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     x = _matrices("svd", x, square=False)
     u, s, vh = _lapack("svd", lambda m: np.linalg.svd(m, full_matrices=bool(full_matrices)), _lapack_in(x))
-    return SVDResult(_out(x, u), _out(x, s), _out(x, vh))
+    return SVDResult(_out(x, u), _out(x, s, real=True), _out(x, vh))
 
 
 def svdvals(x, /) -> Tensor:
     x = _matrices("svdvals", x, square=False)
-    return _out(x, _lapack("svdvals", lambda m: np.linalg.svd(m, compute_uv=False), _lapack_in(x)))
+    return _out(x, _lapack("svdvals", lambda m: np.linalg.svd(m, compute_uv=False), _lapack_in(x)), real=True)
 
 
 def matrix_rank(x, /, *, rtol=None) -> Tensor:
@@ -348,13 +357,13 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
         raise StridedError(f"matrix_norm: unknown ord {ord!r}")
     out = _lapack("matrix_norm", lambda m: np.linalg.norm(m, ord=ord, axis=(-2, -1), keepdims=bool(keepdims)),
                   _lapack_in(x))
-    return _out(x, out)
+    return _out(x, out, real=True)
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     x = expect_tensor("vector_norm", x)
-    if not x.dtype.is_float:
-        raise DTypeError(f"vector_norm: expected a floating-point tensor, got {x.dtype}")
+    if not (x.dtype.is_float or x.dtype.is_complex):
+        raise DTypeError(f"vector_norm: expected a floating-point or complex tensor, got {x.dtype}")
     a = _lapack_in(x)
     if axis is None:
         dims = tuple(range(a.ndim))
@@ -376,9 +385,9 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
         raise StridedError("vector_norm: ord must not be NaN")
     with np.errstate(all="ignore"):
         if moved.shape[-1] == 0:
-            out = np.zeros(moved.shape[:-1], a.dtype) if ord != -np.inf else np.full(moved.shape[:-1], np.inf, a.dtype)
+            out = np.zeros(moved.shape[:-1]) if ord != -np.inf else np.full(moved.shape[:-1], np.inf)
         else:
             out = np.linalg.norm(moved, ord=ord, axis=-1)
     if keepdims:
         out = np.reshape(out, [1 if d in dims else a.shape[d] for d in range(a.ndim)])
-    return _out(x, out)
+    return _out(x, out, real=True)
