@@ -66,9 +66,10 @@ def ones(shape, dtype=None, *, device=None) -> Tensor:
     return full(shape, 1, float_dtype(dtype), device=device)
 
 
-def full(shape, value, dtype=None, *, device=None) -> Tensor:
-    dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(value)
-    return _fill("full", _empty("full", shape, dtype, device), value)
+def full(shape, fill_value, dtype=None, *, device=None) -> Tensor:
+    # ``fill_value`` is the standard's name: namespace-generic code passes it by keyword
+    dtype = dt.as_dtype(dtype) if dtype is not None else _default_scalar_dtype(fill_value)
+    return _fill("full", _empty("full", shape, dtype, device), fill_value)
 
 
 def expect_tensor(op: str, t) -> Tensor:
