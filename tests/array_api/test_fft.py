@@ -138,3 +138,14 @@ def test_bad_arguments_raise_strided_errors_naming_the_function():
     for call, match in cases:
         with pytest.raises(sd.StridedError, match=match):
             call()
+
+
+def test_a_tensor_on_a_device_is_refused_by_name():
+    class OnDevice(sd.Storage):  # stands in for CudaStorage: only its device is asked
+        __slots__ = ()
+        device = "cuda:0"
+
+    t = sd.Tensor(OnDevice(np.zeros(8, np.complex128)), sd.Layout.contiguous((8,)), sd.c128)
+    for name in ONE_AXIS[:2] + MANY_AXES[:2]:
+        with pytest.raises(sd.StridedError, match=f"{name}: the fft extension runs on the CPU .* on cuda:0"):
+            getattr(F, name)(t)
