@@ -139,3 +139,15 @@ def test_conjugate_and_odd_symmetries(name):
         neg = _apply(name, -_GRID)
         wrong = [(_GRID[i], got[i], neg[i]) for i in range(len(_GRID)) if not _same_or_open(complex(neg[i]), -complex(got[i]))]
         assert not wrong, f"{name}(-z) != -{name}(z): {wrong}"
+
+
+def test_acosh_stays_on_the_principal_branch_along_the_real_axis():
+    # numba's formula gave acosh(-1.5 - 0j) = -0.96 + pi j and a real part of -1e-16 inside (-1, 1)
+    x = np.array([-3.0, -1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5, 3.0])
+    for imag in (0.0, -0.0):
+        z = x.astype(np.complex128)
+        z.imag = imag
+        got, want = _apply("acosh", z), np.arccosh(z)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+        assert (np.signbit(got.real) == np.signbit(want.real)).all(), (z, got, want)
+        assert (np.signbit(got.imag) == np.signbit(want.imag)).all(), (z, got, want)

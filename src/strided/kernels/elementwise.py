@@ -566,6 +566,32 @@ def _atanh_table(a, b):
     return complex(math.copysign(0.0, a), math.copysign(_PI_2, b))
 
 
+def _vacosh(x):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_vacosh, jit_options=dict(error_model="numpy"))
+def _ov_acosh(x):
+    if not isinstance(x, types.Complex):
+        return lambda x: np.arccosh(x)
+    ty = x
+
+    def cacosh(x):
+        # numba's formula leaves the principal branch (real part >= 0) on the real axis: below
+        # the cut's lower edge, acosh(-1.5 - 0j) came out as -0.96 + pi j for 0.96 - pi j, and
+        # between -1 and 1 the real part as -1e-16.  The lower edge is the conjugate of the
+        # upper one, as the standard asks; elsewhere only a negative real part changes.
+        if not _regular(x):
+            return _acosh_special(x)
+        if x.imag == 0 and math.copysign(1.0, x.imag) < 0:
+            w = np.arccosh(x.conjugate()).conjugate()
+        else:
+            w = np.arccosh(x)
+        return ty(complex(abs(w.real), w.imag))
+
+    return cacosh
+
+
 def _special_values(table):
     """The op's value at ``x`` from ``table`` (a function of the parts), in x's own complex
     type; never reached for real x, for which it only has to type."""
@@ -762,7 +788,7 @@ def _u_acos(x):
 
 @_jitable
 def _u_acosh(x):
-    return np.arccosh(x) if _regular(x) else _acosh_special(x)
+    return _vacosh(x)
 
 
 @_jitable
