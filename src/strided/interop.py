@@ -123,20 +123,29 @@ def cuda_array_interface(t) -> dict:
     device = t._storage.device
     if device == "cpu":
         raise AttributeError("__cuda_array_interface__: a tensor on the CPU has no device memory")
+    if t.dtype is dt.bf16:  # as for __array_interface__: DLPack (kDLBfloat) exports it
+        raise AttributeError("__cuda_array_interface__: bf16 has no typestr (consumers would read 2-byte "
+                             "voids); DLPack exports it (torch.from_dlpack(t))")
     data = t._storage.data
-    item = data.itemsize
     lay = t.layout
-    base = kernels_for(device).storage.pointer(data)
     contiguous = lay.stride == contiguous_strides(lay.shape)
     return {
         "version": 3,
         "shape": lay.shape,
         "typestr": data.dtype.str,
         "descr": data.dtype.descr,
-        "data": (base + lay.offset * item if lay.numel else base, False),
-        "strides": None if contiguous else tuple(s * item for s in lay.stride),
+        "data": (_device_address(t), False),
+        "strides": None if contiguous else tuple(s * data.itemsize for s in lay.stride),
         "stream": CAI_STREAM,
     }
+
+
+def _device_address(t) -> int:
+    """The device address of element 0 of a CUDA tensor's view (the buffer's own when it is
+    empty, never past it)."""
+    data = t._storage.data
+    base = kernels_for(t._storage.device).storage.pointer(data)
+    return base + t.layout.offset * data.itemsize if t.layout.numel else base
 
 
 def interface_layout(op: str, desc: dict) -> tuple:
@@ -770,7 +779,7 @@ def _to_dlpack_cuda(t, stream, max_version, dl_device, copy):
     if stream != -1:
         K.storage.synchronize()
     # device memory is always writable
-    return _capsule(t, cuda_array_interface(t)["data"][0], here, False, copied, versioned)
+    return _capsule(t, _device_address(t), here, False, copied, versioned)
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):

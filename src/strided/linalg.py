@@ -81,6 +81,8 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
     # The integer kernel is compiled for i64, u32, u8 and bool; the other integers compute in
     # i64 and are narrowed, which wraps to the same bits as their own arithmetic would.
     comp = dt.i64 if want.kind in "iu" and want not in (dt.i64, dt.u32, dt.u8) else want.compute
+    if device != "cpu" and want in (dt.f16, dt.bf16):
+        comp = want  # a GPU multiplies them as they are, summing in f32 (strided.cuda.matmul)
     abuf, alay = _buffer(a, comp)
     bbuf, blay = _buffer(b, comp)
 
@@ -125,7 +127,9 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
                       (bound[0], bound[1], comp.np, contiguous_layout(out_shape), want))
 
-    if want is not comp:  # f16/bf16: computed in f32, rounded once here; other ints narrowed
+    if want is not comp and device != "cpu":  # narrowed on the device
+        store = Tensor(store, contiguous_layout(out_shape), comp).to_dtype(want)._storage
+    elif want is not comp:  # f16/bf16: computed in f32, rounded once here; other ints narrowed
         rounded = alloc(numel, want.np, "matmul")
         with np.errstate(over="ignore"):  # beyond the half range the rounding is inf, as in PyTorch
             np.copyto(rounded.data, cbuf, casting="unsafe")  # round to nearest even

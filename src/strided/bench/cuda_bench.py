@@ -5,10 +5,11 @@
    buffer: copies, unary and binary elementwise ops, where, reductions over random dims,
    argmax, index_select, cat and matmul.  Any mismatch is printed and the check fails.
 2. Speed (not with ``--sizes small``): bandwidth (TB/s, and the share of a plain
-   device-to-device copy of the same bytes) of the transposed copy of 16384^2 f32 and of a
-   2-byte dtype, two 3-D permutes, ``a + b.t()``, a reduction over each dim, and matmul
-   TFLOP/s at 8192^3, side by side with PyTorch's CUDA build in the same process when it
-   is installed (its columns are left out when not).
+   device-to-device copy of the same bytes) of the transposed copy of 16384^2 f32 and
+   bf16, two 3-D permutes, ``a + b.t()``, a reduction over each dim, and matmul TFLOP/s
+   at 8192^3 in f32 and bf16 (f32 accumulation), side by side with PyTorch's CUDA build
+   in the same process when it is installed (its columns are left out when not; bf16
+   reaches it by DLPack, which has a bf16 code where the array interface has none).
 
 ``--sizes small`` runs part 1 on a few tiny layouts: numba-cuda's simulator can run it
 (tests/cuda/on_device/test_cuda_bench.py does), the speed part needs a GPU.
@@ -24,7 +25,9 @@ import strided as sd
 
 __all__ = ["main", "correctness", "speed"]
 
-_DTYPES = (np.float32, np.float64, np.int64, np.uint8)
+_BF16 = np.dtype(sd.bf16.np)
+_HALVES = (np.dtype(np.float16), _BF16)
+_DTYPES = (np.float32, np.float64, np.int64, np.uint8, np.float16, _BF16)
 
 
 def _view(rng, t: sd.Tensor, h: np.ndarray):
@@ -66,6 +69,8 @@ def _close(got: sd.Tensor, want: np.ndarray, rtol: float) -> bool:
     if got.device == "cpu" or got.shape != want.shape:
         return False
     a = got.numpy()
+    if a.dtype in _HALVES:
+        a = a.astype(np.float32)
     if a.dtype.kind == "f" or want.dtype.kind == "f":
         return bool(np.allclose(a, want, rtol=rtol, atol=rtol, equal_nan=True))
     return bool(np.array_equal(a, want))
@@ -80,7 +85,8 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
         nonlocal checks
         checks += 1
         try:
-            want = want_fn()
+            with np.errstate(all="ignore"):  # exp of a large value is inf in both
+                want = want_fn()
             ok = _close(got_fn(), np.asarray(want), rtol)
         except Exception as e:  # noqa: BLE001  (reported, the check goes on)
             ok, want = False, f"{type(e).__name__}: {e}"
@@ -88,13 +94,15 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
             failures.append((name, layout))
 
     for _ in range(count):
-        dtype = _DTYPES[int(rng.integers(0, len(_DTYPES)))]
+        dtype = np.dtype(_DTYPES[int(rng.integers(0, len(_DTYPES)))])
         base, hbase = _random_tensor(rng, dtype, max_side)
         t, h = _view(rng, base, hbase)
-        layout = f"{dtype.__name__} {t.layout}"
-        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        layout = f"{dtype.name} {t.layout}"
+        rtol = 1e-5 if dtype == np.float32 else 1e-2 if dtype in _HALVES else 1e-12
         check("contiguous", lambda: t.contiguous(), lambda: h, 0)
         check("to_dtype", lambda: t.to_dtype(sd.f64), lambda: h.astype(np.float64), 0)
+        if dtype in _HALVES:  # the half types compute in f32, rounded once: NumPy's f32 values are the oracle
+            h = h.astype(np.float32)
         check("add", lambda: t + t.flip(-1), lambda: h + np.flip(h, -1), rtol)
         check("maximum", lambda: sd.maximum(t, t[..., :1]), lambda: np.maximum(h, h[..., :1]), 0)
         if h.dtype.kind == "f":
@@ -102,7 +110,7 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
         check("where", lambda: sd.where(t > t.flip(0), t, 0), lambda: np.where(h > np.flip(h, 0), h, 0).astype(h.dtype), 0)
         dims = tuple(int(d) for d in np.flatnonzero(rng.random(t.ndim) < 0.5))
         if h.dtype.kind == "f":
-            check(f"sum{dims}", lambda: t.sum(dims), lambda: h.sum(dims), 1e-4 if dtype == np.float32 else 1e-10)
+            check(f"sum{dims}", lambda: t.sum(dims), lambda: h.sum(dims), max(rtol, 1e-4 if dtype == np.float32 else 1e-10))
         check(f"max{dims}", lambda: t.max(dims) if h.size else t, lambda: h.max(dims) if h.size else h, 0)
         d = int(rng.integers(0, t.ndim))
         check(f"argmax{d}", lambda: t.argmax(d), lambda: h.argmax(d), 0)
@@ -111,7 +119,7 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
         check(f"cat{d}", lambda: sd.cat([t, t.flip(d)], d), lambda: np.concatenate([h, np.flip(h, d)], d), 0)
         if h.dtype.kind == "f" and t.ndim >= 2:
             check("matmul", lambda: t @ t.transpose(-1, -2), lambda: h @ np.swapaxes(h, -1, -2),
-                  1e-4 if dtype == np.float32 else 1e-10)
+                  max(rtol, 1e-4 if dtype == np.float32 else 1e-10))
     return checks, failures
 
 
@@ -166,10 +174,12 @@ def speed(print_row) -> None:
         print_row(tuple(cells))
 
     def tt(t):
+        if t.dtype is sd.bf16:
+            return torch.from_dlpack(t)  # zero-copy; bf16 has no __cuda_array_interface__ typestr
         return torch.as_tensor(t, device="cuda")  # zero-copy through __cuda_array_interface__
 
     n = 16384
-    for dtype, label in ((np.float32, "f32"), (np.float16, "f16 (2-byte bits; bf16 is not stored on CUDA yet)")):
+    for dtype, label in ((np.float32, "f32"), (_BF16, "bf16")):
         a = device((n, n), dtype)
         ta = tt(a) if torch is not None else None
         row(f"transpose copy {n}^2 {label}", lambda: a.t().contiguous(), 2 * a.numel * a.storage.data.itemsize,
@@ -188,13 +198,15 @@ def speed(print_row) -> None:
         row(f"sum(dim={dim}) {m}^2 f32", lambda: x.sum(dim), x.numel * 4,
             (lambda: tx.sum(dim)) if torch is not None else None)
     flops = 2 * m ** 3
-    ours = flops / _time(lambda: x @ y, sync, reps=3)
-    cells = [f"matmul {m}^3 f32 (TFLOP/s)", f"{ours / 1e12:.1f}", ""]
-    if torch is not None:
-        theirs = flops / _time(lambda: tx @ ty, tsync, reps=3)
-        cells += [f"{theirs / 1e12:.1f}", f"{ours / theirs:.2f}"]
-    print_row(tuple(cells))
-    print_row((f"matmul {m}^3 bf16", "not done on CUDA yet (bf16 is not stored on CUDA)", "", "", ""))
+    for label, (p, q) in (("f32", (x, y)), ("bf16", (x.to_dtype(sd.bf16), y.to_dtype(sd.bf16)))):
+        del tx, ty
+        tx, ty = (tt(p), tt(q)) if torch is not None else (None, None)
+        ours = flops / _time(lambda: p @ q, sync, reps=3)
+        cells = [f"matmul {m}^3 {label} (TFLOP/s)", f"{ours / 1e12:.1f}", ""]
+        if torch is not None:
+            theirs = flops / _time(lambda: tx @ ty, tsync, reps=3)
+            cells += [f"{theirs / 1e12:.1f}", f"{ours / theirs:.2f}"]
+        print_row(tuple(cells))
 
 
 def main(sizes: str = "full", json_path: str | None = None) -> int:

@@ -19,9 +19,11 @@ general    the odometer over the merged dims per element: right for every layout
 =========  ====================================================================
 
 Same-dtype copies move bits (both buffers viewed as unsigned integers of their
-itemsize), so one compiled kernel serves every dtype of a width.  Conversions take the
-general kernel, which casts as it stores (numba's casts, C's, as NumPy's ``astype``);
-f16 conversions and bf16 are not done on CUDA yet and are refused by name.
+itemsize), so one compiled kernel serves every dtype of a width, f16 and bf16 included.
+Conversions take the general kernel, which casts as it stores (numba's casts, C's, as
+NumPy's ``astype``); a conversion from or to a half type takes a general kernel of its
+own pair, the CPU's conversion pasted in (``cuda.half.convert``: the same bits as the
+CPU's, NumPy's and ml_dtypes').
 
 Layout integers travel as tuples of ints (one compiled kernel per tuple length), never
 as host arrays: a simulated launch writes its host array arguments back, which fails on
@@ -37,13 +39,13 @@ import numpy as np
 from numba import cuda, from_dtype
 
 from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, DTYPES, F16, check_layout, reach
+from ..kernels.common import BITS, DTYPES, check_layout, reach
 from ..kernels.copy import CopyPlan, check_dst_layout, plan_copy, tile_plan
 from ..layout.layout import Layout
-from . import launch
-from .device import DTYPES_ON_DEVICE, is_device_array
+from . import half, launch
+from .device import DTYPES_ON_DEVICE, HALVES, is_device_array, kernel_view
 
-__all__ = ["copy_into", "bind", "ManyCopy", "PATHS"]
+__all__ = ["copy_into", "bind", "convert_kernel", "ManyCopy", "PATHS"]
 
 PATHS = ("run", "rows", "blocks", "tiled", "general")
 
@@ -83,6 +85,32 @@ def _general(dst, doff, dstr, src, soff, sstr, shape, n):
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
         d, s = launch.point2(e, shape, doff, dstr, soff, sstr)
         dst[d] = src[s]
+
+
+_CONVERT_SRC = """
+def kernel(dst, doff, dstr, src, soff, sstr, shape, n):
+    for e in range(cuda.grid(1), n, cuda.gridsize(1)):
+        d, s = point2(e, shape, doff, dstr, soff, sstr)
+        dst[d] = {expr}
+"""
+_CONVERT: dict = {}
+
+
+def convert_kernel(dst_dtype, src_dtype):
+    """The general kernel converting ``src_dtype`` to ``dst_dtype``: one per pair that has a
+    half type or an integer dst, ``_general``'s implicit casts for the others."""
+    key = (np.dtype(dst_dtype), np.dtype(src_dtype))
+    halves = key[0] in HALVES or key[1] in HALVES
+    if not halves and key[0].kind not in "iu":
+        return _general
+    if key not in _CONVERT:
+        # An integer dst casts explicitly: the same C cast a store makes on a GPU, and in the
+        # simulator, which stores as NumPy does, a wrap where a store would raise.
+        expr = half.convert(*key, "src[s]") if halves else "DST(src[s])"
+        scope = {"cuda": cuda, "point2": launch.point2, "DST": key[0].type, **half.SCOPE}
+        exec(_CONVERT_SRC.format(expr=expr), scope)  # noqa: S102  (our own template)
+        _CONVERT[key] = cuda.jit(scope["kernel"])
+    return _CONVERT[key]
 
 
 def _make_tiled(bits):
@@ -143,8 +171,9 @@ def _dims(shape, *strides) -> tuple:
     return (tuple(map(int, shape)),) + tuple(tuple(map(int, st)) for st in strides)
 
 
-def _prepare(path: str, args: tuple, n: int, itemsize: int):
-    """``run(dst, src)``: the kernel of ``path`` with its grid and integers fixed."""
+def _prepare(path: str, args: tuple, n: int, itemsize: int, general=_general):
+    """``run(dst, src)``: the kernel of ``path`` with its grid and integers fixed (``general``
+    the general path's kernel: a conversion's)."""
     if path == "run":
         doff, soff, count = args
         g = launch.grid(count)
@@ -169,7 +198,7 @@ def _prepare(path: str, args: tuple, n: int, itemsize: int):
     doff, dstr, soff, sstr, shape = args  # general
     shape, dstr, sstr = _dims(shape, dstr, sstr)
     g = launch.grid(n)
-    return lambda d, s: _general[g](d, doff, dstr, s, soff, sstr, shape, n)
+    return lambda d, s: general[g](d, doff, dstr, s, soff, sstr, shape, n)
 
 
 def _check_buffer(op: str, what: str, buf) -> None:
@@ -183,11 +212,9 @@ def _check_buffer(op: str, what: str, buf) -> None:
 
 
 def _conversion(op: str, dst_dtype, src_dtype) -> None:
-    if F16 in (dst_dtype, src_dtype):
-        raise DTypeError(
-            f"{op}: converting {DTYPES[src_dtype]} to {DTYPES[dst_dtype]} on CUDA is not done yet "
-            "(f16 conversions need the half bit casts of kernels/half.py on the device)"
-        )
+    if src_dtype.kind == "c" and dst_dtype.kind != "c" and dst_dtype != np.bool_:
+        raise DTypeError(f"{op}: cannot convert {DTYPES[src_dtype]} to {DTYPES[dst_dtype]}: it would drop the "
+                         "imaginary part (take real() first)")
 
 
 def _bits(buf):
@@ -229,10 +256,11 @@ def _kernel(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
         it, _ = tile_plan(dst_layout, src_layout)
         (dstr, sstr), (doff, soff) = it.strides, it.offsets
         plan = CopyPlan("general", (doff, dstr, soff, sstr, it.shape))
-    kernel = _prepare(plan.path, plan.args, n, np.dtype(src_dtype).itemsize)
     if same:
+        kernel = _prepare(plan.path, plan.args, n, np.dtype(src_dtype).itemsize)
         return lambda d, s: kernel(_bits(d), _bits(s))
-    return kernel
+    kernel = _prepare(plan.path, plan.args, n, np.dtype(src_dtype).itemsize, convert_kernel(dst_dtype, src_dtype))
+    return lambda d, s: kernel(kernel_view(d), kernel_view(s))
 
 
 def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
@@ -243,8 +271,8 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
             or not isinstance(dst_layout, Layout) or not isinstance(src_layout, Layout)
             or dst_layout.shape != src_layout.shape or dst_layout.numel == 0):
         return None
-    if dst_dtype != src_dtype and F16 in (dst_dtype, src_dtype):
-        return None
+    if dst_dtype != src_dtype and src_dtype.kind == "c" and dst_dtype.kind != "c" and dst_dtype != np.bool_:
+        return None  # copy_into refuses it by name
     (dlo, dhi), (slo, shi) = reach(dst_layout), reach(src_layout)
     if dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
         return None

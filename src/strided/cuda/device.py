@@ -5,14 +5,78 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..errors import DTypeError
-from ..kernels.common import BF16, DTYPES
+from ..errors import DTypeError, StridedError
+from ..kernels.common import BF16, DTYPES, F16
 
-__all__ = ["device_count", "is_device_array", "checked_dtype", "DTYPES_ON_DEVICE"]
+__all__ = ["device_count", "is_device_array", "checked_dtype", "kernel_view", "empty", "Bf16Array", "DTYPES_ON_DEVICE",
+           "HALVES", "UINT16"]
 
-# numba-cuda types every dtype strided stores but bfloat16 (ml_dtypes' numpy dtype is
-# unknown to it); bf16 buffers would have to travel as their uint16 bits, not done yet.
-DTYPES_ON_DEVICE = frozenset(d for d in DTYPES if d != BF16)
+# Every dtype strided stores.  numba-cuda types all of them but bfloat16 (ml_dtypes' numpy
+# dtype is unknown to it), whose buffers are their bits in a uint16 device array (Bf16Array).
+DTYPES_ON_DEVICE = frozenset(DTYPES)
+HALVES = frozenset({F16, BF16})
+UINT16 = np.dtype(np.uint16)
+
+
+class Bf16Array:
+    """A bf16 device buffer: its bits in a 1-D uint16 device array, ``bits``, with the dtype
+    the rest of strided reads from a buffer (``dtype`` is bfloat16, as a CPU buffer's).
+
+    It answers what the op layer and the exchange ask of a buffer (dtype, length, itemsize,
+    a slice, the copy to the host as bfloat16); a kernel is launched on ``bits``
+    (``kernel_view``), so numba-cuda never sees the dtype it cannot type."""
+
+    __slots__ = ("bits",)
+    dtype = BF16
+    itemsize = 2
+    ndim = 1
+
+    def __init__(self, bits):
+        if not is_device_array(bits) or bits.dtype != UINT16 or bits.ndim != 1:
+            raise StridedError(f"Bf16Array: expected a 1-D uint16 device array, got {type(bits).__name__}")
+        self.bits = bits
+
+    def __len__(self) -> int:
+        return len(self.bits)
+
+    @property
+    def shape(self) -> tuple:
+        return self.bits.shape
+
+    @property
+    def size(self) -> int:
+        return self.bits.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.bits.nbytes
+
+    def __getitem__(self, key) -> "Bf16Array":
+        return Bf16Array(self.bits[key])
+
+    def view(self, dtype):
+        """Itself as bf16; its bits as any other 2-byte dtype."""
+        dtype = np.dtype(dtype)
+        return self if dtype == BF16 else self.bits.view(dtype)
+
+    def copy_to_host(self) -> np.ndarray:
+        return self.bits.copy_to_host().view(BF16)
+
+
+def empty(n: int, dtype):
+    """An uninitialised 1-D device buffer of ``n`` elements of ``dtype`` (bf16 as a Bf16Array)."""
+    dtype = np.dtype(dtype)
+    if dtype == BF16:
+        return Bf16Array(cuda.device_array(n, UINT16))
+    return cuda.device_array(n, dtype)
+
+
+def kernel_view(buf):
+    """``buf`` as the kernels read it: the half types as their uint16 bits (the dispatchers
+    know from the buffer's dtype which format they hold), anything else as it is."""
+    if isinstance(buf, Bf16Array):
+        return buf.bits
+    return buf.view(UINT16) if buf.dtype == F16 else buf
 
 
 def device_count() -> int:
@@ -31,7 +95,7 @@ def is_device_array(buf) -> bool:
     global _DEVICE_ARRAY
     if _DEVICE_ARRAY is None:
         _DEVICE_ARRAY = type(cuda.device_array(0, np.uint8))
-    return isinstance(buf, _DEVICE_ARRAY)
+    return isinstance(buf, (_DEVICE_ARRAY, Bf16Array))
 
 
 def checked_dtype(op: str, np_dtype) -> np.dtype:

@@ -28,6 +28,8 @@ TILE_ROWS = 4 if SIMULATED else 8
 def grid(units: int) -> tuple[int, int]:
     """(blocks, threads) for a grid-stride loop over ``units`` work units."""
     blocks = min(MAX_BLOCKS, max(1, -(-units // THREADS)))
+    if SIMULATED:  # a simulated thread is a Python thread: no more of them than units
+        return blocks, max(1, min(THREADS, units))
     return blocks, THREADS
 
 

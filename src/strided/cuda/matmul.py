@@ -18,12 +18,18 @@ innermost batch dim becomes one ``cublasGemmStridedBatchedEx`` (strides in eleme
 for a broadcast operand); the outer batch dims, or an innermost dim some operand walks
 backwards, are one call per point.
 
-On a GPU the calls go to cuBLAS (the ``nvidia-cublas-cu12`` wheel, found with
+On a GPU the float calls go to cuBLAS (the ``nvidia-cublas-cu12`` wheel, found with
 ``cuda.pathfinder`` and loaded with ctypes).  numba-cuda's simulator has no cuBLAS: there
-``simulated_gemm_strided_batched``, a plain kernel that reads its arguments exactly as
-cuBLAS defines them, stands in for the library call, so the plan, the modes, the leading
-dimensions and the batch strides are checked against NumPy in every simulated run.
-f32 and f64 are computed in their own precision (no TF32); other dtypes are refused by name.
+``gemm_kernel``, a plain kernel that reads its arguments exactly as cuBLAS defines them,
+stands in for the library call, so the plan, the modes, the leading dimensions and the
+batch strides are checked against NumPy in every simulated run.  f32 and f64 are computed
+in their own precision (no TF32); f16 and bf16 go to ``cublasGemmStridedBatchedEx`` as
+themselves (CUDA_R_16F / CUDA_R_16BF) with f32 accumulation (CUBLAS_COMPUTE_32F) and c in
+the half type, each result rounded once, as the CPU's f32 product rounded once (the
+stand-in reads their bits into f32 and rounds the sum the same way).  Integer and bool
+products have no cuBLAS gemm: ``gemm_kernel`` runs them on the GPU too (a thread per
+output element, the sum in the accumulator numba types, narrowed on store: the dtype's own
+wrapping arithmetic), correct but not fast.
 """
 
 from __future__ import annotations
@@ -35,18 +41,22 @@ import numpy as np
 from numba import cuda
 
 from ..errors import DTypeError, LayoutBoundsError, StridedError
+from ..kernels.common import BF16, DTYPES, F16
 from ..kernels.matmul import BLAS, COL, EMPTY, PACK_ROW, ROW, ZERO, plan
 from ..layout.layout import Layout, contiguous_strides
-from . import launch
+from . import half, launch
 from .copy import copy_into
-from .device import is_device_array
+from .device import HALVES, Bf16Array, empty, is_device_array, kernel_view
 from .storage import pointer
 
-__all__ = ["matmul", "bind", "program", "GemmCall", "GemmProgram", "simulated_gemm_strided_batched",
+__all__ = ["matmul", "bind", "program", "GemmCall", "GemmProgram", "gemm_kernel", "DTYPES_MULTIPLIED",
            "OP_N", "OP_T", "stats"]
 
 OP_N, OP_T = 0, 1  # cublasOperation_t
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# What a product takes (its three buffers of one dtype): the floats through cuBLAS, the
+# integers the CPU's integer kernel takes (the op layer computes the others in int64) and
+# bool through ``gemm_kernel``.
+DTYPES_MULTIPLIED = frozenset(np.dtype(n) for n in ("float32", "float64", "int64", "uint32", "uint8", "bool")) | HALVES
 stats = {"direct": 0, "packed": 0, "calls": 0}
 
 
@@ -113,32 +123,49 @@ def program(p) -> GemmProgram:
 # the simulator's stand-in for cublasGemmStridedBatchedEx
 
 
-@cuda.jit
-def simulated_gemm_strided_batched(transa, transb, m, n, k, A, aoff, lda, sa, B, boff, ldb, sb, C, coff, ldc, sc,
-                                   count):
-    """C[i + j*ldc] = sum_l op(A)[i, l] * op(B)[l, j] per batch, column-major, as cuBLAS
-    reads its arguments (alpha 1, beta 0): the simulator's stand-in for the library call,
-    never launched on a GPU."""
+_GEMM_SRC = """
+def kernel(transa, transb, m, n, k, A, aoff, lda, sa, B, boff, ldb, sb, C, coff, ldc, sc, count):
     for e in range(cuda.grid(1), count * m * n, cuda.gridsize(1)):
         t = e // (m * n)
         r = e - t * (m * n)
         j = r // m
         i = r - j * m
         a0, b0 = aoff + t * sa, boff + t * sb
-        acc = C[0] * 0
+        acc = {zero}
         for l in range(k):
-            x = A[a0 + i + l * lda] if transa == 0 else A[a0 + l + i * lda]
-            y = B[b0 + l + j * ldb] if transb == 0 else B[b0 + j + l * ldb]
+            x = {x}
+            y = {y}
             acc += x * y
-        C[coff + t * sc + i + j * ldc] = acc
+        C[coff + t * sc + i + j * ldc] = {store}
+"""
+_GEMMS: dict = {}
+
+
+def gemm_kernel(dtype):
+    """C[i + j*ldc] = sum_l op(A)[i, l] * op(B)[l, j] per batch, column-major, as cuBLAS
+    reads its arguments (alpha 1, beta 0), for buffers of ``dtype`` (half types as their
+    bits, summed in f32): the simulator's stand-in for the library call, and the integer
+    products on a GPU."""
+    dtype = np.dtype(dtype)
+    if dtype not in _GEMMS:
+        xa = "A[a0 + i + l * lda] if transa == 0 else A[a0 + l + i * lda]"
+        yb = "B[b0 + l + j * ldb] if transb == 0 else B[b0 + j + l * ldb]"
+        src = _GEMM_SRC.format(zero="np.float32(0)" if dtype in HALVES else "C[0] * 0",
+                               x=half.load(dtype, f"({xa})"), y=half.load(dtype, f"({yb})"), store=half.store(dtype, "acc"))
+        scope = {"cuda": cuda, **half.SCOPE}
+        exec(src, scope)  # noqa: S102  (our own template)
+        _GEMMS[dtype] = cuda.jit(scope["kernel"])
+    return _GEMMS[dtype]
 
 
 # ---------------------------------------------------------------------------
 # cuBLAS through ctypes (a real GPU only)
 
 _CUBLAS: list = []  # [library, handle] once loaded
-_TYPES = {np.dtype(np.float32): (0, 68, ctypes.c_float), np.dtype(np.float64): (1, 70, ctypes.c_double)}
-# cudaDataType CUDA_R_32F / CUDA_R_64F, cublasComputeType_t CUBLAS_COMPUTE_32F / _64F, the scalars' C type
+_TYPES = {np.dtype(np.float32): (0, 68, ctypes.c_float), np.dtype(np.float64): (1, 70, ctypes.c_double),
+          F16: (2, 68, ctypes.c_float), BF16: (14, 68, ctypes.c_float)}
+# cudaDataType CUDA_R_32F / _64F / _16F / _16BF, cublasComputeType_t CUBLAS_COMPUTE_32F / _64F
+# (the half types accumulate in f32), the C type of alpha and beta (the compute type's)
 _GEMM_DEFAULT = -1
 
 
@@ -185,10 +212,12 @@ def _cublas_run(prog: GemmProgram, A, B, C) -> None:
 def run_program(prog: GemmProgram, A, B, C) -> None:
     """The calls of ``prog`` with cuBLAS's A = strided's b and B = strided's a."""
     stats["calls"] += len(prog.calls)
-    if launch.SIMULATED:
+    if launch.SIMULATED or C.dtype not in _TYPES:
+        kernel = gemm_kernel(C.dtype)
+        A, B, C = kernel_view(A), kernel_view(B), kernel_view(C)
         for call in prog.calls:
             n = call.count * prog.m * prog.n
-            simulated_gemm_strided_batched[launch.grid(n)](
+            kernel[launch.grid(n)](
                 prog.transa, prog.transb, prog.m, prog.n, prog.k, A, call.a_off, prog.lda, call.a_stride,
                 B, call.b_off, prog.ldb, call.b_stride, C, call.c_off, prog.ldc, call.c_stride, call.count)
     else:
@@ -202,7 +231,7 @@ def run_program(prog: GemmProgram, A, B, C) -> None:
 def _packed(buf, layout):
     """A dense row-major copy of an operand's own elements on the device, and its layout."""
     shape, stride, offset = layout
-    dense = cuda.device_array(max(1, int(np.prod(shape))), buf.dtype)
+    dense = empty(max(1, int(np.prod(shape))), buf.dtype)
     if 0 not in shape:
         copy_into(dense, Layout(tuple(shape)), buf, Layout(tuple(shape), tuple(stride), offset))
     return dense, (tuple(shape), contiguous_strides(tuple(shape)), 0)
@@ -217,8 +246,9 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
     dt = a_buf.dtype
     if b_buf.dtype != dt or c_buf.dtype != dt:
         raise DTypeError(f"matmul: expected a, b and c of one dtype, got {a_buf.dtype}, {b_buf.dtype} and {c_buf.dtype}")
-    if dt not in FLOATS:
-        raise DTypeError(f"matmul: on CUDA only float32 and float64 products are done yet, got {dt}")
+    if dt not in DTYPES_MULTIPLIED:
+        raise DTypeError(f"matmul: CUDA multiplies {', '.join(sorted(DTYPES[d] for d in DTYPES_MULTIPLIED))}; "
+                         f"got {DTYPES.get(dt, dt)} (the op layer computes the other integers in int64)")
     p = plan(a_layout, b_layout, blas=True)
     for what, buf, (lo, hi), lay in (("a", a_buf, p.a_reach, a_layout), ("b", b_buf, p.b_reach, b_layout)):
         if lo < 0 or hi > len(buf):
@@ -230,7 +260,9 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
     if p.path == EMPTY:
         return p
     if p.path == ZERO:
-        copy_into(c_buf, Layout((p.c_size,)), cuda.to_device(np.zeros(1, dt)), Layout((p.c_size,), (0,)))
+        zero = cuda.to_device(np.zeros(1, np.uint16 if dt in HALVES else dt))  # +0.0 as a half's bits too
+        copy_into(c_buf, Layout((p.c_size,)), Bf16Array(zero) if dt == BF16 else (zero.view(F16) if dt == F16 else zero),
+                  Layout((p.c_size,), (0,)))
         return p
     if p.a_mode >= PACK_ROW or p.b_mode >= PACK_ROW:
         if p.a_mode >= PACK_ROW:

@@ -19,7 +19,8 @@ decides the order; dims read backwards are flipped), and its integers drive one 
 
 max and min propagate NaN as NumPy does; argmax and argmin keep the first index of the
 extremum (a NaN wins, the first one), comparing (value, index) pairs in the tree.
-f16/bf16 sources are not reduced on CUDA yet and are refused by name.
+f16/bf16 sources are read from their bits into the f32 accumulator, as on the CPU
+(``cuda.half``), and the op layer rounds the f32 result back once.
 """
 
 from __future__ import annotations
@@ -32,13 +33,17 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import DTYPES, NATIVE, check_layout
 from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_dims, plan
 from ..layout.layout import Layout, contiguous_strides
-from . import launch
-from .device import is_device_array
+from . import half, launch
+from .device import HALVES, is_device_array, kernel_view
 
 __all__ = ["reduce", "arg_reduce", "bind", "REDUCE_OPS", "ARG_REDUCE_OPS", "DTYPES_REDUCED"]
 
-# The CPU's native (unwidened, non-half) dtypes, ordered ones: their values live in registers as numba-cuda types them.
-DTYPES_REDUCED = frozenset(d for d in NATIVE if d.kind in "biuf")
+# The accumulators: the CPU's native (unwidened, non-half) dtypes, ordered ones, whose
+# values live in registers as numba-cuda types them.  The sources: those and the half
+# types, which accumulate in f32 (arg_reduce compares them as f32).
+DTYPES_ACC = frozenset(d for d in NATIVE if d.kind in "biuf")
+DTYPES_REDUCED = DTYPES_ACC | HALVES
+F32 = np.dtype(np.float32)
 
 # How many threads fold one unit, a power of two for the tree.  On a GPU a unit with
 # fewer reduced points than ``SPLIT_MIN`` per part is not split: its block is busy enough.
@@ -71,7 +76,7 @@ def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, jstep, nsplit
         hi = min(nr, (j + 1) * chunk)
         a = ident
         for r in range(j * chunk + t, hi, T):
-            b = acc_t(src[point1(r, rshape, s0, rsst)])
+            b = acc_t({load})
             a = {combine}
         sh[t] = a
         cuda.syncthreads()
@@ -97,10 +102,10 @@ def kernel(src, soff, kshape, ksst, kost, n, rs, out, ooff, units):
     u = cuda.blockIdx.x
     while u < units:
         s0, o0 = point2(u, kshape, soff, ksst, ooff, kost)
-        a = src[s0]
+        a = {first}
         i = 0
         for r in range(t, n, T):
-            b = src[s0 + r * rs]
+            b = {load}
             j = r
             if not ({better}):
                 a = b
@@ -138,7 +143,7 @@ def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, nr, units, id
         s0, o0 = point2(k, kshape, soff, ksst, ooff, kost)
         a = ident
         for r in range(nr):
-            b = acc_t(src[point1(r, rshape, s0, rsst)])
+            b = acc_t({load})
             a = {combine}
         out[o0] = a
 """
@@ -146,16 +151,23 @@ COLUMN_MIN = 2 * launch.THREADS if launch.SIMULATED else 4096
 _COLUMN_KERNELS: dict = {}
 
 
-def column_kernel(op: str, acc: np.dtype):
-    key = (op, acc)
+_POINT = "src[point1(r, rshape, s0, rsst)]"
+
+
+def column_kernel(op: str, acc: np.dtype, src_dtype=None):
+    """The column kernel of ``op`` accumulating in ``acc`` from a ``src_dtype`` source (acc's
+    own when None)."""
+    key = (op, np.dtype(acc), np.dtype(src_dtype or acc))
     if key not in _COLUMN_KERNELS:
         nb = from_dtype(acc)
-        _COLUMN_KERNELS[key] = _compile(_COLUMN_SRC.format(combine=_COMBINE[op]), acc_t=nb)
+        _COLUMN_KERNELS[key] = _compile(_COLUMN_SRC.format(combine=_COMBINE[op], load=half.load(key[2], _POINT)),
+                                        acc_t=nb)
     return _COLUMN_KERNELS[key]
 
 
 def _compile(src: str, **scope):
-    scope = {"cuda": cuda, "min": min, "point1": launch.point1, "point2": launch.point2, "T": THREADS, **scope}
+    scope = {"cuda": cuda, "min": min, "point1": launch.point1, "point2": launch.point2, "T": THREADS, **half.SCOPE,
+             **scope}
     exec(src, scope)  # noqa: S102  (our own templates)
     return cuda.jit(scope["kernel"])
 
@@ -164,22 +176,27 @@ _REDUCE_KERNELS: dict = {}
 _ARG_KERNELS: dict = {}
 
 
-def reduce_kernel(op: str, acc: np.dtype):
-    """The kernel of ``op`` accumulating in ``acc`` (the shared tree's type is fixed when
-    numba compiles, so each accumulator dtype gets its own)."""
-    key = (op, acc)
+def reduce_kernel(op: str, acc: np.dtype, src_dtype=None):
+    """The kernel of ``op`` accumulating in ``acc`` from a ``src_dtype`` source (acc's own
+    when None; the shared tree's type is fixed when numba compiles, so each accumulator
+    dtype gets its own)."""
+    key = (op, np.dtype(acc), np.dtype(src_dtype or acc))
     if key not in _REDUCE_KERNELS:
         nb = from_dtype(acc)
-        _REDUCE_KERNELS[key] = _compile(_REDUCE_SRC.format(combine=_COMBINE[op]), acc=nb, acc_t=nb)
+        _REDUCE_KERNELS[key] = _compile(_REDUCE_SRC.format(combine=_COMBINE[op], load=half.load(key[2], _POINT)),
+                                        acc=nb, acc_t=nb)
     return _REDUCE_KERNELS[key]
 
 
 def arg_kernel(op: str, dtype: np.dtype):
-    key = (op, dtype)
+    key = (op, np.dtype(dtype))
     if key not in _ARG_KERNELS:
         # Every thread starts from index 0's pair, a real candidate: a thread with no points
         # of its own keeps it, and it loses only to a better value or an earlier NaN.
-        _ARG_KERNELS[key] = _compile(_ARG_SRC.format(better=_BETTER[op]), val=from_dtype(dtype), idx=from_dtype(np.int64))
+        val = F32 if key[1] in HALVES else key[1]
+        _ARG_KERNELS[key] = _compile(_ARG_SRC.format(better=_BETTER[op], first=half.load(key[1], "src[s0]"),
+                                                     load=half.load(key[1], "src[s0 + r * rs]")),
+                                     val=from_dtype(val), idx=from_dtype(np.int64))
     return _ARG_KERNELS[key]
 
 
@@ -241,15 +258,19 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     if op not in REDUCE_OPS:
         raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
     dims = _check(op, src, src_layout, dims, out, out_layout)
-    if out.dtype not in DTYPES_REDUCED:
+    if out.dtype not in DTYPES_ACC:
         raise DTypeError(f"{op}: a {DTYPES.get(out.dtype, out.dtype)} accumulator is not taken on CUDA")
+    if src.dtype in HALVES and out.dtype != F32:
+        raise DTypeError(f"{op}: a {DTYPES[src.dtype]} source accumulates in float32, got {out.dtype}")
     if out_layout.numel == 0:
         return
     if src_layout.numel == 0 and op in ("max", "min"):
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dims {dims}): "
                          "it has no identity")
     acc = out.dtype
-    kernel, ident = reduce_kernel(op, acc), identity(op, acc)
+    src_dtype = src.dtype
+    kernel, ident = reduce_kernel(op, acc, src_dtype), identity(op, acc)
+    src = kernel_view(src)
     if src_layout.numel == 0:  # sum/prod of nothing: the identity everywhere, a fold of no points
         kshape, ksst, kost = _dims(out_layout.shape, (0,) * out_layout.ndim, out_layout.stride)
         nk = out_layout.numel
@@ -261,7 +282,7 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     kshape, ksst, kost = _dims(p.kshape, *p.kstrides)
     rshape, rsst = _dims(p.rshape, p.rstrides)
     if p.case == OUTER and p.kstrides[0][-1] == 1 and nk >= COLUMN_MIN:
-        column_kernel(op, acc)[launch.grid(nk)](src, p.src_offset, kshape, ksst, kost, rshape, rsst, out,
+        column_kernel(op, acc, src_dtype)[launch.grid(nk)](src, p.src_offset, kshape, ksst, kost, rshape, rsst, out,
                                                 p.out_offset, nr, nk, ident)
         return
     nsplit = split(nk, nr)
@@ -275,7 +296,7 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     pst = tuple(s * nsplit for s in contiguous_strides(kshape))
     kernel[blocks(nk * nsplit), THREADS](src, p.src_offset, kshape, ksst, pst, rshape, rsst, part, 0,
                                          1, nsplit, chunk, nr, nk * nsplit, ident)
-    kernel[blocks(nk), THREADS](part, 0, kshape, pst, kost, (nsplit,), (1,), out, p.out_offset,
+    reduce_kernel(op, acc)[blocks(nk), THREADS](part, 0, kshape, pst, kost, (nsplit,), (1,), out, p.out_offset,
                                 0, 1, nsplit, nsplit, nk, ident)
 
 
@@ -303,7 +324,7 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     kshape, ksst, kost = _dims(p.kshape, *p.kstrides)
     nk = p.nk
     units = min(launch.MAX_BLOCKS, max(1, nk))
-    arg_kernel(op, src.dtype)[units, THREADS](src, soff, kshape, ksst, kost, n if p.rshape else 1, rs, out,
+    arg_kernel(op, src.dtype)[units, THREADS](kernel_view(src), soff, kshape, ksst, kost, n if p.rshape else 1, rs, out,
                                               p.out_offset, nk)
 
 

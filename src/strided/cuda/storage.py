@@ -15,7 +15,8 @@ from ..errors import StridedError
 from ..layout.layout import Layout
 from ..storage import Storage, check_size
 from .copy import copy_into
-from .device import checked_dtype, is_device_array
+from ..kernels.common import BF16
+from .device import Bf16Array, checked_dtype, empty, is_device_array
 from .launch import SIMULATED
 
 __all__ = ["CudaStorage", "alloc", "from_host", "pointer", "wrap_interface", "synchronize"]
@@ -43,7 +44,7 @@ class CudaStorage(Storage):
         if layout.is_contiguous():
             run = self.data[layout.offset : layout.offset + n]
         else:
-            run = cuda.device_array(n, self.data.dtype)
+            run = empty(n, self.data.dtype)
             copy_into(run, Layout.contiguous(layout.shape), self.data, layout)
         return run.copy_to_host().reshape(layout.shape)
 
@@ -53,7 +54,7 @@ def alloc(numel: int, np_dtype, op: str = "alloc", device: str = "cuda:0") -> Cu
     np_dtype = checked_dtype(op, np_dtype)
     check_size(op, numel, np_dtype)  # a host-sized bound, until the device's own is asked
     try:
-        return CudaStorage(cuda.device_array(numel, np_dtype), device)
+        return CudaStorage(empty(numel, np_dtype), device)
     except Exception as e:  # numba-cuda's out-of-memory and driver errors  # noqa: BLE001
         raise StridedError(f"{op}: cannot allocate {numel} elements of {np_dtype} on {device}: {e}") from None
 
@@ -63,12 +64,16 @@ def from_host(host: np.ndarray, device: str = "cuda:0", op: str = "to_device") -
     checked_dtype(op, host.dtype)
     if host.ndim != 1 or not host.flags.c_contiguous:
         raise StridedError(f"{op}: expected a 1-D contiguous host array, got shape {host.shape}")
+    if host.dtype == BF16:  # numba-cuda cannot type bfloat16: its bits travel
+        return CudaStorage(Bf16Array(cuda.to_device(host.view(np.uint16))), device)
     return CudaStorage(cuda.to_device(host), device)
 
 
 def pointer(data) -> int:
     """The device address of element 0 of the device array ``data``.  The simulator's
     device memory is host memory: its arrays give that address."""
+    if isinstance(data, Bf16Array):
+        data = data.bits
     if SIMULATED:
         return data.__array_interface__["data"][0]
     return data.__cuda_array_interface__["data"][0]

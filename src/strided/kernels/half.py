@@ -23,7 +23,7 @@ import ml_dtypes
 import numpy as np
 import llvmlite.ir as llir
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, register_jitable
 
 # The half types as kernels see them: integer views of their bits, f16 as uint16 and
 # bf16 as int16 (strided has neither integer dtype), so that the element type alone
@@ -51,8 +51,6 @@ def _bitcast(name, src, dst):
 
 _f32_as_i32 = _bitcast("_f32_as_i32", types.float32, types.int32)
 _i32_as_f32 = _bitcast("_i32_as_f32", types.int32, types.float32)
-_f64_as_i64 = _bitcast("_f64_as_i64", types.float64, types.int64)
-_i64_as_f64 = _bitcast("_i64_as_f64", types.int64, types.float64)
 
 _TWO_M24 = 5.9604644775390625e-08  # 2**-24, the f16 subnormal quantum
 
@@ -135,16 +133,77 @@ def _f32_to_bf16_ir(typingctx, x):
     return types.uint16(types.float32), codegen
 
 
-# -- f16 ------------------------------------------------------------------------
-@njit(cache=True)
-def f16_bits_to_f32(h):
-    """An f16 bit pattern (any integer holding 16 bits) as the f32 of the same value."""
-    return _f16_to_f32_ir(np.uint16(h))  # np.uint16 truncates: the low 16 bits
+# -- portable forms ---------------------------------------------------------------
+# The conversions as plain scalar code: int64 arithmetic and scalar bit views
+# (``np.float32(x).view(np.int32)``), which numba compiles for any target and plain Python
+# runs as NumPy scalars.  The CUDA backend compiles these for the device (strided.cuda.half;
+# numba-cuda's simulator runs them as Python); the CPU builds its scalar helpers below from
+# them and keeps the IR forms above where a loop must vectorise (f32 <-> half), which give
+# the same bits (tests/kernels/test_copy.py compares every f16/bf16 pattern and the rounding
+# probes).  Registered as jitable so that the CPU's own numba code can call them.
+@register_jitable
+def shift_round_even(m, shift):
+    """``m >> shift`` rounded to nearest, ties to even (m >= 0, 0 < shift < 63)."""
+    q = m >> shift
+    r = m & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and (q & 1)):
+        q += 1
+    return q
 
 
-@njit(cache=True)
-def f16_bits_to_f64(h):
-    """An f16 bit pattern as f64 directly, so NaN payloads survive as NumPy keeps them."""
+@register_jitable
+def f16_bits_as_f32(h):
+    """f16 bits (any integer holding 16 bits) as the f32 of the same value, NaN payloads shifted up."""
+    h = np.int64(h) & 0xFFFF
+    a = h & 0x7FFF
+    if a < 0x400:  # zero or subnormal: its integer significand times 2**-24, exact
+        v = np.float32(a) * np.float32(_TWO_M24)
+        return -v if h & 0x8000 else v
+    bits = (a << 13) + (112 << 23)
+    if a >= 0x7C00:  # inf and NaN: the exponent rebiased twice, to all ones
+        bits += 112 << 23
+    return np.int32(bits | ((h & 0x8000) << 16)).view(np.float32)
+
+
+@register_jitable
+def f32_as_f16_bits(x):
+    """An f32 rounded to the nearest f16 (ties to even): overflow gives inf, a NaN keeps its top
+    payload bits (never quietened, never inf), as NumPy's conversion."""
+    u = np.int64(np.float32(x).view(np.int32)) & 0xFFFFFFFF
+    sign = (u >> 16) & 0x8000
+    a = u & 0x7FFFFFFF
+    if a > 0x7F800000:
+        m = (a >> 13) & 0x3FF
+        return np.uint16(sign | 0x7C00 | (m if m else 1))
+    if a >= 0x477FF000:  # from 65520 up, inf
+        return np.uint16(sign | 0x7C00)
+    if a >= 0x38800000:  # a normal f16: drop 13 bits, adding 0xfff and the lowest kept bit
+        return np.uint16(sign | ((a + (0xFFF - (112 << 23)) + ((a >> 13) & 1)) >> 13))
+    if a <= 0x33000000:  # up to 2**-25 (a tie with 0, which is even)
+        return np.uint16(sign)
+    # a subnormal f16: the significand, implicit bit included, shifted to units of 2**-24
+    return np.uint16(sign | shift_round_even((a & 0x7FFFFF) | 0x800000, 126 - (a >> 23)))
+
+
+@register_jitable
+def bf16_bits_as_f32(b):
+    """bf16 bits are the top half of an f32: exact, payloads included."""
+    return np.int32((np.int64(b) & 0xFFFF) << 16).view(np.float32)
+
+
+@register_jitable
+def f32_as_bf16_bits(x):
+    """An f32 rounded to the nearest bf16 (ties to even); a NaN becomes 0x7fc0 with its sign (ml_dtypes)."""
+    u = np.int64(np.float32(x).view(np.int32)) & 0xFFFFFFFF
+    if (u & 0x7FFFFFFF) > 0x7F800000:
+        return np.uint16(((u >> 16) & 0x8000) | 0x7FC0)
+    return np.uint16((u + 0x7FFF + ((u >> 16) & 1)) >> 16)
+
+
+@register_jitable
+def f16_bits_as_f64(h):
+    """f16 bits as f64 directly, so that NaN payloads survive as NumPy keeps them."""
     h = np.int64(h) & 0xFFFF
     a = h & 0x7FFF
     sign = (h & 0x8000) << 48
@@ -155,19 +214,13 @@ def f16_bits_to_f64(h):
     else:
         v = np.float64(a) * _TWO_M24
         return -v if h & 0x8000 else v
-    return _i64_as_f64(bits)
+    return np.int64(bits).view(np.float64)
 
 
-@njit(cache=True)
-def f32_to_f16_bits(x):
-    """Round an f32 to the nearest f16 (ties to even); overflow gives inf, NaN stays NaN."""
-    return _f32_to_f16_ir(np.float32(x))
-
-
-@njit(cache=True)
-def f64_to_f16_bits(x):
-    """Round an f64 straight to f16 (NumPy does not go through f32, which would round twice)."""
-    u = _f64_as_i64(np.float64(x))
+@register_jitable
+def f64_as_f16_bits(x):
+    """An f64 rounded straight to f16 (NumPy does not go through f32, which would round twice)."""
+    u = np.float64(x).view(np.int64)
     sign = (u >> 48) & 0x8000  # arithmetic shift: the low 16 bits are still the top of u
     a = u & 0x7FFFFFFFFFFFFFFF
     if a >= 0x7FF0000000000000:
@@ -180,31 +233,53 @@ def f64_to_f16_bits(x):
     if a < 0x3F10000000000000:  # below 2**-14
         if a <= 0x3E60000000000000:  # <= 2**-25
             return np.uint16(sign)
-        e = a >> 52
-        m = (a & 0xFFFFFFFFFFFFF) | 0x10000000000000
-        shift = 1051 - e
-        q = m >> shift
-        r = m & ((1 << shift) - 1)
-        half = 1 << (shift - 1)
-        if r > half or (r == half and (q & 1)):
-            q += 1
-        return np.uint16(sign | q)
-    q = (a - ((1023 - 15) << 52)) >> 42
-    r = a & 0x3FFFFFFFFFF
-    half = 0x20000000000
-    if r > half or (r == half and (q & 1)):
-        q += 1
-    return np.uint16(sign | q)
+        return np.uint16(sign | shift_round_even((a & 0xFFFFFFFFFFFFF) | 0x10000000000000, 1051 - (a >> 52)))
+    return np.uint16(sign | shift_round_even(a - ((1023 - 15) << 52), 42))
+
+
+@register_jitable
+def bf16_bits_as_f16_bits(b):
+    """ml_dtypes: through f32 with one rounding, but every NaN becomes 0x7e00 with its sign."""
+    b = np.int64(b) & 0xFFFF
+    if (b & 0x7FFF) > 0x7F80:
+        return np.uint16((b & 0x8000) | 0x7E00)
+    return f32_as_f16_bits(bf16_bits_as_f32(b))
+
+
+@register_jitable
+def f16_bits_as_bf16_bits(h):
+    return f32_as_bf16_bits(f16_bits_as_f32(h))
+
+
+# The portable forms by what they convert; strided.cuda.half compiles each for the device.
+PORTABLE = {
+    "shift_even": shift_round_even, "f16_f32": f16_bits_as_f32, "f32_f16": f32_as_f16_bits, "bf16_f32": bf16_bits_as_f32, "f32_bf16": f32_as_bf16_bits,
+    "f16_f64": f16_bits_as_f64, "f64_f16": f64_as_f16_bits, "bf16_f16": bf16_bits_as_f16_bits,
+    "f16_bf16": f16_bits_as_bf16_bits,
+}
+
+# -- f16 ------------------------------------------------------------------------
+@njit(cache=True)
+def f16_bits_to_f32(h):
+    """An f16 bit pattern (any integer holding 16 bits) as the f32 of the same value."""
+    return _f16_to_f32_ir(np.uint16(h))  # np.uint16 truncates: the low 16 bits
+
+
+@njit(cache=True)
+def f32_to_f16_bits(x):
+    """Round an f32 to the nearest f16 (ties to even); overflow gives inf, NaN stays NaN."""
+    return _f32_to_f16_ir(np.float32(x))
+
+
+# The CPU's scalar conversions are the portable forms (no loop vectorises over them).
+f16_bits_to_f64 = njit(cache=True)(f16_bits_as_f64)
+f64_to_f16_bits = njit(cache=True)(f64_as_f16_bits)
+bf16_bits_to_f32 = njit(cache=True)(bf16_bits_as_f32)
+bf16_bits_to_f16_bits = njit(cache=True)(bf16_bits_as_f16_bits)
+f16_bits_to_bf16_bits = njit(cache=True)(f16_bits_as_bf16_bits)
 
 
 # -- bf16 -----------------------------------------------------------------------
-@njit(cache=True)
-def bf16_bits_to_f32(b):
-    """A bf16 bit pattern is the top half of an f32: exact, payloads included."""
-    bits = (np.int64(b) & 0xFFFF) << 16
-    return _i32_as_f32(np.int32(bits))  # np.int32 truncates: the low 32 bits
-
-
 @njit(cache=True)
 def f32_to_bf16_bits(x):
     """Round an f32 to the nearest bf16 (ties to even); NaN becomes the quiet NaN with its sign."""
@@ -226,20 +301,6 @@ def f64_to_bf16_bits(x):
     if abs(np.float64(f)) > abs(x):
         b -= 1  # one step toward zero, for either sign
     return f32_to_bf16_bits(_i32_as_f32(np.int32(b | 1)))
-
-
-@njit(cache=True)
-def bf16_bits_to_f16_bits(b):
-    """ml_dtypes: through f32 with one rounding, but every NaN becomes 0x7e00 with its sign."""
-    b = np.int64(b) & 0xFFFF
-    if (b & 0x7FFF) > 0x7F80:
-        return np.uint16((b & 0x8000) | 0x7E00)
-    return f32_to_f16_bits(bf16_bits_to_f32(b))
-
-
-@njit(cache=True)
-def f16_bits_to_bf16_bits(h):
-    return f32_to_bf16_bits(f16_bits_to_f32(h))
 
 
 def dec(v):  # pragma: no cover - replaced by the overload in jitted code

@@ -59,8 +59,6 @@ def test_moves_name_the_devices_and_refuse_what_is_not_there():
         t.to_device("cuda:99")
     with pytest.raises(sd.StridedError, match=r"to_device: unknown device 'gpu'"):
         t.to_device("gpu")
-    with pytest.raises(sd.DTypeError, match="bfloat16"):
-        sd.zeros((2,), dtype=sd.bf16).to_device("cuda")
 
 
 def test_printing_copies_to_the_host_and_names_the_device():
@@ -183,9 +181,9 @@ def test_conversions_on_drawn_layouts_match_astype(view, src_dtype, dst_dtype, s
     assert np.array_equal(got.numpy(), np_view(host, lay).astype(dst_dtype))
 
 
-def test_f16_conversions_are_refused_by_name():
-    g = on_cuda(np.ones(4, np.float16))
-    with pytest.raises(sd.DTypeError, match="float16 to float32 on CUDA"):
+def test_complex_to_real_conversions_are_refused_by_name():
+    g = on_cuda(np.ones(4, np.complex64))
+    with pytest.raises(sd.DTypeError, match="cannot convert complex64 to float32: it would drop the imaginary part"):
         g.to_dtype(sd.f32)
 
 
@@ -302,19 +300,10 @@ def test_logical_and_bitwise_ops_on_bools_match_numpy():
                    ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)):
         _close(binary(op, a, b), fn(ha, hb.T))
     _close(unary("not", a[:, ::-1]), np.logical_not(ha[:, ::-1]))
-    with pytest.raises(sd.DTypeError, match="expected a float"):
+    with pytest.raises(sd.DTypeError, match="tan: not defined for a int64 src"):
         from strided.cuda import elementwise as ew
         out = on_cuda(np.zeros(3, np.int64))
         ew.unary("tan", out.storage.data, out.layout, out.storage.data, out.layout)
-
-
-def test_elementwise_names_what_cuda_does_not_do_yet():
-    g = on_cuda(np.ones(4, np.float32))
-    with pytest.raises(sd.StridedError, match="not done on CUDA yet"):
-        unary("floor", g)
-    h = on_cuda(np.ones(4, np.float16))
-    with pytest.raises(sd.DTypeError, match="add: a has dtype float16, not computed on CUDA yet"):
-        h + h  # f16 computes in f32 registers on the CPU; on CUDA not yet, refused by name
 
 
 def test_families_cuda_lacks_are_named():

@@ -124,3 +124,19 @@ def test_foreign_device_memory_is_wrapped_on_a_gpu_and_refused_by_name_in_the_si
             assert d.stride() == (1, 5) and d.data_ptr() == tt.data_ptr()
             f = sd.from_dlpack(torch.ones(3, device="cuda"))
             assert f.device == "cuda:0" and f.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_bf16_exchanges_through_dlpack_and_has_no_array_interface():
+    import ml_dtypes
+
+    host = np.arange(6, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(2, 3)
+    g = on_cuda(host)
+    with pytest.raises(AttributeError, match="bf16 has no typestr .*DLPack"):
+        g.__cuda_array_interface__
+    assert not hasattr(g, "__cuda_array_interface__")
+    dl, shape, strides, _ = _dltensor(g.t().__dlpack__(max_version=(1, 0)))
+    assert (dl.dtype.code, dl.dtype.bits, dl.dtype.lanes) == (4, 16, 1)  # kDLBfloat
+    assert shape == (3, 2) and strides == (1, 3)
+    from strided.cuda.storage import pointer
+
+    assert dl.data == pointer(g.storage.data)  # its bits' device memory

@@ -1,7 +1,7 @@
 """matmul on CUDA against NumPy: the CPU's plan (operands in place, transposed, narrowed;
 packed only when BLAS cannot read them) and the batch walked per operand (permuted,
 narrowed, flipped, stride-0 batches), run by cuBLAS on a GPU and, in the simulator, by
-``simulated_gemm_strided_batched``, the stand-in that reads the same arguments."""
+``gemm_kernel``, the stand-in that reads the same arguments (and runs the integer products on a GPU)."""
 
 from __future__ import annotations
 
@@ -116,9 +116,17 @@ def test_empty_and_zero_k_products_and_refusals():
     z = sd.zeros((3, 0), device="cuda") @ sd.zeros((0, 2), device="cuda")
     assert z.device == "cuda:0" and z.tolist() == [[0.0, 0.0]] * 3
     assert (sd.zeros((0, 4), device="cuda") @ sd.zeros((4, 2), device="cuda")).shape == (0, 2)
-    g = sd.arange(4, device="cuda").reshape(2, 2)
-    with pytest.raises(sd.DTypeError, match="matmul: on CUDA only float32 and float64 products are done yet"):
-        g @ g
+    for dtype in (sd.i64, sd.i8, sd.u16, sd.u8, sd.bool):  # integers and bool through the simple kernel
+        h = (np.arange(12).reshape(3, 4) % 5).astype(dtype.np)
+        g = sd.from_numpy(h).to_device("cuda")
+        want = sd.from_numpy(h) @ sd.from_numpy(h).t()
+        got = g @ g.t()
+        assert got.dtype == want.dtype and np.array_equal(got.numpy(), want.numpy())
+    z = sd.from_numpy(np.ones((2, 0), np.float16)).to_device("cuda")
+    assert (z @ z.t()).numpy().tolist() == [[0.0, 0.0]] * 2  # a zero-k half product is +0.0
+    out = sd.zeros((4,), dtype=sd.u16, device="cuda").storage.data
+    with pytest.raises(sd.DTypeError, match="matmul: CUDA multiplies .*; got uint16"):
+        cm.matmul(out, ((2, 2), (2, 1), 0), out, ((2, 2), (2, 1), 0), out)
     with pytest.raises(sd.StridedError, match=r"matmul: .*'cuda:0' and 'cpu'"):
         sd.ones((2, 2), device="cuda") @ sd.ones((2, 2))
     with pytest.raises(sd.StridedError, match="matmul: expected a as a 1-D CUDA device array, got a host numpy array"):
