@@ -102,3 +102,60 @@ def test_launch_serial_and_parallel():
     walk.launch(lambda *a: calls.append(a), (1, 2), False)
     walk.launch(lambda *a: calls.append(a), (3,), True)
     assert calls == [(1, 2), (3,)]
+
+
+@njit
+def _scaled_sum(x, k):
+    """A kernel compiled here only, so the test knows which signatures exist."""
+    s = 0.0
+    for v in x:
+        s += v * k
+    return s
+
+
+def test_direct_finds_the_compiled_entry_or_keeps_the_dispatcher():
+    x = np.arange(5.0)
+    assert walk.direct(_scaled_sum, (np.empty(0, np.float64), 2)) is _scaled_sum  # nothing compiled yet
+    assert _scaled_sum(x, 2) == 20.0
+    entry = walk.direct(_scaled_sum, (np.empty(0, np.float64), 2))
+    assert entry is not _scaled_sum and entry(x, 3) == 30.0
+    # another type than the one compiled: the dispatcher, which compiles it when called
+    assert walk.direct(_scaled_sum, (np.empty(0, np.float32), 2)) is _scaled_sum
+    assert walk.direct(len, (x,)) is len  # not a numba dispatcher at all
+
+
+def _kept_twice(fn, *arrays):
+    """``fn`` on tensors over ``arrays``: a first call that keeps its decision, then a call
+    on copies of the same layouts whose buffers are read-only and unaligned, the two flags a
+    kept run's compiled entry does not check (``walk.direct``)."""
+    import strided as sd
+
+    first = fn(*[sd.from_numpy(a) for a in arrays]).numpy()
+    odd = []
+    for a in arrays:
+        raw = np.zeros(a.nbytes + 1, np.uint8)
+        u = raw[1:].view(a.dtype).reshape(a.shape)  # one byte past alignment
+        u[...] = a
+        u.flags.writeable = False
+        assert not u.flags.aligned and not u.flags.writeable
+        odd.append(sd.from_numpy(u))
+        data = odd[-1]._storage.data  # the tensor reads that very buffer
+        assert not data.flags.aligned and not data.flags.writeable
+    return first, fn(*odd).numpy()
+
+
+@pytest.mark.parametrize("name, fn, want", [
+    ("add", lambda a, b: a + b, lambda a, b: a + b),
+    ("add of a transpose", lambda a, b: a + b.t(), lambda a, b: a + b.T),
+    ("exp", lambda a, b: a.exp(), lambda a, b: np.exp(a)),
+    ("sum(0)", lambda a, b: a.sum(0), lambda a, b: a.sum(0)),
+    ("sum(1)", lambda a, b: a.sum(1), lambda a, b: a.sum(1)),
+    ("matmul", lambda a, b: a @ b, lambda a, b: a @ b),
+    ("transposed copy", lambda a, b: a.t().contiguous(), lambda a, b: a.T),
+])
+def test_kept_runs_read_any_buffer_flags(name, fn, want):
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))
+    first, again = _kept_twice(fn, a, b)
+    np.testing.assert_allclose(first, want(a, b), rtol=2e-6, atol=1e-5)
+    np.testing.assert_array_equal(again, first)

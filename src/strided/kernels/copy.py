@@ -53,7 +53,7 @@ from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
 from ..storage import alloc
 from . import walk
-from .walk import carry, chunk, in_parallel, seek
+from .walk import carry, chunk, direct, in_parallel, seek
 from .half import (
     HALF_VIEW,
     bf16_bits_to_f16_bits,
@@ -627,7 +627,13 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     plan = _cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         return None
-    kernel = _PREP[plan.path](n, src_dtype.itemsize, *plan.args)
+    # The dtypes the kernel sees: the moved bits of a same-dtype copy, the typed views of a
+    # conversion; a serial run calls the kernel's compiled entry for them (``walk.direct``).
+    if same:
+        seen = (MOVES[dst_dtype.itemsize],) * 2
+    else:
+        seen = tuple(HALF_VIEW.get(d, d) for d in (dst_dtype, src_dtype))
+    kernel = _PREP[plan.path](n, src_dtype.itemsize, *plan.args, bufs=tuple(np.empty(0, d) for d in seen))
     if same and dst_dtype == MOVES[dst_dtype.itemsize]:
         run = kernel
     elif same:
@@ -921,45 +927,50 @@ def dense_in_order_of(layout: Layout) -> Layout:
 # plan runs with nothing left to decide.
 
 
-def _prep_run(n, itemsize, doff, soff, count):
+def _prep_run(n, itemsize, doff, soff, count, bufs=()):
     chunks = nchunks(count, count)
     if chunks < 2:
-        return lambda d, s: _run_s(d, doff, s, soff, count)
+        k = direct(_run_s, (bufs[0], doff, bufs[1], soff, count)) if bufs else _run_s
+        return lambda d, s: k(d, doff, s, soff, count)
     return in_parallel(lambda d, s: _run_p(d, doff, s, soff, count, chunks))
 
 
-def _prep_rows(n, itemsize, doff, drow, soff, srow, rows, cols):
+def _prep_rows(n, itemsize, doff, drow, soff, srow, rows, cols, bufs=()):
     chunks = nchunks(rows, n)
     if chunks < 2:
-        return lambda d, s: _rows_s(d, doff, drow, s, soff, srow, rows, cols)
+        k = direct(_rows_s, (bufs[0], doff, drow, bufs[1], soff, srow, rows, cols)) if bufs else _rows_s
+        return lambda d, s: k(d, doff, drow, s, soff, srow, rows, cols)
     return in_parallel(lambda d, s: _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks))
 
 
-def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen):
+def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen, bufs=()):
     nblocks = prod(dims)
     oshape, ost = _i64(dims), _i64(strides).reshape(1, len(strides))
     chunks = nchunks(nblocks, n)
     if chunks < 2:
-        return lambda d, s: _blocks_s(d, doff, s, soff, oshape, ost, blen, nblocks)
+        k = direct(_blocks_s, (bufs[0], doff, bufs[1], soff, oshape, ost, blen, nblocks)) if bufs else _blocks_s
+        return lambda d, s: k(d, doff, s, soff, oshape, ost, blen, nblocks)
     return in_parallel(lambda d, s: _blocks_p(d, doff, s, soff, oshape, ost, blen, nblocks, chunks))
 
 
-def _prep_general(n, itemsize, doff, dstr, soff, sstr, shape):
+def _prep_general(n, itemsize, doff, dstr, soff, sstr, shape, bufs=()):
     st, shape = _i64(dstr + sstr).reshape(2, len(shape)), _i64(shape)
     chunks = nchunks(n, n)
     if chunks < 2:
-        return lambda d, s: _nd_s(d, doff, s, soff, st, shape, n)
+        k = direct(_nd_s, (bufs[0], doff, bufs[1], soff, st, shape, n)) if bufs else _nd_s
+        return lambda d, s: k(d, doff, s, soff, st, shape, n)
     return in_parallel(lambda d, s: _nd_p(d, doff, s, soff, st, shape, n, chunks))
 
 
-def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q):
+def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q, bufs=()):
     b = tile_edge(itemsize)
     w = b * BLOCK_TILES
     units = prod(oshape) * ((P + w - 1) // w) * ((Q + w - 1) // w)
     ost, oshape = _i64(odstr + osstr).reshape(2, len(oshape)), _i64(oshape)
     chunks = nchunks(units, n)
     if chunks < 2:
-        return lambda d, s: _tile_s(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units)
+        k = direct(_tile_s, (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units)) if bufs else _tile_s
+        return lambda d, s: k(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units)
     return in_parallel(lambda d, s: _tile_p(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units, chunks))
 
 

@@ -92,7 +92,7 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec, enc as _enc
-from .walk import carry, in_parallel, launch, seek
+from .walk import carry, direct, in_parallel, launch, seek
 
 import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
 from numba import njit, prange, types  # noqa: E402
@@ -1595,10 +1595,14 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
         def run(*bufs):
             k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
     elif len(layouts) == 2:
+        w = p.work
+        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
+
         def run(o, x):
-            k(o, x, shape, st, offs, 0, p.work, last)
+            k(o, x, shape, st, offs, 0, w, last)
     elif len(layouts) == 3:
         w = p.work
+        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
 
         def run(o, x, y):
             k(o, x, y, shape, st, offs, 0, w, last)

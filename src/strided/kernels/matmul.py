@@ -82,7 +82,7 @@ from numba.extending import intrinsic
 
 from .. import caches, threads
 from ..errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
-from .walk import carry, chunk as chunk_of, launch, seek
+from .walk import carry, chunk as chunk_of, direct, launch, seek
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
            "ROW", "COL", "PACK_ROW", "PACK_COL", "DEFAULT_CHUNK", "INT_MAX"]
@@ -522,11 +522,13 @@ def bind(a_layout, b_layout, dtype):
     else:  # _run_blas's calling-thread case inlined: a small product is mostly its call
         ka, kb = _stat_key(p.a_mode), _stat_key(p.b_mode)
         bshape, bst, ints = walk
+        buf = np.empty(0, dtype)
+        gemm = direct(gemm_batched, (buf, buf, buf, ints, bshape, bst, _BLAS_INT))
 
         def run(a, b, c):
             stats[ka] += 1
             stats[kb] += 1
-            gemm_batched(a, b, c, ints, bshape, bst, _BLAS_INT)
+            gemm(a, b, c, ints, bshape, bst, _BLAS_INT)
 
     return run, (p.a_reach[1], p.b_reach[1], p.c_size)
 

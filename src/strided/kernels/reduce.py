@@ -79,7 +79,7 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
-from .walk import carry, launch, seek
+from .walk import carry, direct, launch, seek
 
 from numba import njit, prange, types  # noqa: E402
 from numba.extending import overload, register_jitable  # noqa: E402
@@ -803,9 +803,11 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     _runner(op, src_layout, out_layout, dims, out.dtype)(src, out)
 
 
-def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: np.dtype):
+def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: np.dtype, src_dtype=None):
     """``run(src, out)``: the planned reduction kernel on buffers already checked for these
-    layouts (src as the kernels see it: half types as their bit views)."""
+    layouts (src as the kernels see it: half types as their bit views).  With ``src_dtype``,
+    the dtype of every src it will be given (``bind``'s), a serial run calls the kernel's
+    compiled entry (``walk.direct``)."""
     p, (kshape, kst, rshape, rst) = _plan_and_arrays(
         src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
@@ -821,6 +823,8 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
             launch(k, (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident), True)
     elif p.case == INNER:
         nr, nk = p.nr, p.nk
+        if src_dtype is not None:
+            k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident))
 
         def run(src, out):
             k(src, out, kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)
@@ -828,6 +832,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
         nitems = (p.nk // p.kshape[-1]) * p.ncol * p.nrsplit
         rows = nitems if p.nrsplit > 1 else 0
         width = p.width
+        none = np.empty((0, width), dtype=acc)  # never written: shared by the calls that split no rows
         if par:
             tail = (so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
 
@@ -836,10 +841,12 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
                 launch(k, (src, out, part, kshape, kst, rshape, rst, *tail), True)
         else:  # one thread, no split: the arguments spelled out, as a small sum is mostly its call
             nr, ncol = p.nr, p.ncol
+            if src_dtype is not None:
+                k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), none, kshape, kst, rshape, rst, so, oo,
+                               nr, ncol, width, 1, 0, nitems, ident))
 
             def run(src, out):
                 k(src, out, none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems, ident)
-        none = np.empty((0, width), dtype=acc)  # never written: shared by the calls that split no rows
     return run
 
 
@@ -860,7 +867,7 @@ def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype
     (slo, shi), (olo, ohi) = _reach(src_layout), _reach(out_layout)
     if slo < 0 or olo < 0:
         return None
-    run = _runner(op, src_layout, out_layout, dims, out_dtype)
+    run = _runner(op, src_layout, out_layout, dims, out_dtype, src_dtype if view is None else view)
     if view is not None:
         inner = run
 

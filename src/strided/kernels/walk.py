@@ -24,7 +24,7 @@ from ..threads import get_num_threads, parallel_guard
 import numba  # noqa: E402  (numba comes after strided.threads)
 from numba.extending import overload, register_jitable  # noqa: E402
 
-__all__ = ["seek", "carry", "chunk", "nchunks", "launch", "in_parallel"]
+__all__ = ["seek", "carry", "chunk", "nchunks", "launch", "in_parallel", "direct"]
 
 _jitable = register_jitable(error_model="numpy")
 
@@ -118,6 +118,26 @@ def nchunks(units: int, numel: int, parallel_min: int) -> int:
 def launch(kernel, args: tuple, parallel: bool) -> None:
     """Run ``kernel(*args)``, a parallel driver as ``in_parallel`` runs one."""
     (in_parallel(kernel) if parallel else kernel)(*args)
+
+
+def direct(kernel, args: tuple):
+    """``kernel``'s compiled entry for arguments typed as ``args`` are, or ``kernel`` itself
+    where numba holds no entry for them (not compiled yet, or a numba without entries).
+
+    A dispatcher types every argument on every call, about a third of a small kernel's
+    call.  A kept decision knows its argument types when it is bound, so its ``run`` calls
+    the entry instead.  That is exact only where every later call passes arguments of the
+    same types, which a kept run's caller guarantees: each buffer has the bound numpy dtype
+    (checked per call) and is a 1-D C-contiguous array (every Storage's is), and the
+    integer arrays and ints are the bound ones.  Two flags of a buffer are not checked:
+    read-only (an input is only read, and the output is always a fresh buffer) and
+    unaligned (the entry's loads assume element alignment, which x86-64 and arm64 do not
+    enforce on element or unaligned-vector loads; a test reads such buffers through kept
+    runs).  Pass ``np.empty(0, dtype)`` for each buffer."""
+    try:
+        return kernel.overloads[tuple(numba.typeof(a) for a in args)].entry_point
+    except (KeyError, AttributeError):
+        return kernel
 
 
 def in_parallel(run):
