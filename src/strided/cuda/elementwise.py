@@ -10,8 +10,8 @@ each result is rounded once as it is stored (``cuda.half``: the CPU's conversion
 bits of every correctly rounded op are the CPU's), ``f16 + bf16 -> f32`` and a half with
 an f32 scalar mix as on the CPU.  An op takes the dtypes the CPU's table gives it
 (``kernels.elementwise.UNARY_OPS``/``BINARY_OPS``), less ``COMPLEX_NOT_ON_CUDA``; the
-CPU's ops CUDA lacks are ``NOT_ON_CUDA``, each with its reason, and both are refused by
-name.  int16 and uint16 are widened by the op layer, as for the CPU.  ``where`` walks
+CPU's ops CUDA lacks would be ``NOT_ON_CUDA`` (none now), each with its reason, and both
+are refused by name.  int16 and uint16 are widened by the op layer, as for the CPU.  ``where`` walks
 four operands the same way.  A scalar operand arrives as a 1-element host array
 (``ops.elementwise`` builds it) and travels to the device with the launch.
 """
@@ -87,10 +87,10 @@ BINARY = {
     "bitwise_left_shift": "T(0) if (y < 0 or y >= BITS) else x << y",
     "bitwise_right_shift": "((T(-1) if x < 0 else T(0)) if (y < 0 or y >= BITS) else x >> y)",
 }
-# The CPU's ops CUDA has no kernel for, with the reason.
-NOT_ON_CUDA = {
-    "nextafter": "needs the float's neighbour by its bits; not written for the device yet",
-}
+BINARY["nextafter"] = "NEXT(x, y)"
+# The CPU's ops CUDA has no kernel for, with the reason (tests/cuda/on_device/
+# test_cuda_elementwise_table.py fails on a CPU op that is in neither table).
+NOT_ON_CUDA: dict = {}
 # Ops the CPU computes on complex numbers and CUDA does not, with the reason.
 COMPLEX_NOT_ON_CUDA = {
     "div": "numba-cuda's complex quotient is not NumPy's Smith loop (the CPU's bits)",
@@ -99,7 +99,6 @@ COMPLEX_NOT_ON_CUDA = {
     "sign": "z / |z| needs the complex quotient (see div)",
     **{op: "numba-cuda's cmath has no such function" for op in ("expm1", "log1p", "log2")},
 }
-assert not set(NOT_ON_CUDA) & (set(UNARY) | set(BINARY))
 
 _UNARY_SRC = """
 def kernel(out, ooff, ost, src, soff, sst, shape, n):
@@ -139,6 +138,32 @@ def ipow(x, y, one):
     return r
 
 
+def _nextafter(fty, ity):
+    """NumPy's nextafter for the float type ``fty`` whose bits are the int type ``ity``: the
+    neighbour of x toward y is one step of x's bits, away from zero or toward it."""
+    tiny = ity(1).view(fty)
+
+    @cuda.jit(device=True)
+    def nextafter(x, y):
+        if x != x or y != y:
+            return x + y
+        if x == y:
+            return y
+        if x == 0:
+            return tiny if y > 0 else -tiny
+        b = fty(x).view(ity)
+        if (x < y) == (x > 0):
+            b += 1
+        else:
+            b -= 1
+        return ity(b).view(fty)
+
+    return nextafter
+
+
+_NEXTAFTER = {4: _nextafter(np.float32, np.int32), 8: _nextafter(np.float64, np.int64)}
+
+
 def _expr(table: dict, op: str, comp: np.dtype) -> str:
     entry = table[op]
     if isinstance(entry, dict):
@@ -162,7 +187,8 @@ def _make(template: str, key: tuple, table: dict, out_dtype, *in_dtypes):
             loads = {"x": half.load(in_dtypes[0], "a[i]"), "y": half.load(in_dtypes[1], "b[j]")}
         src = template.format(expr=half.store(out_dtype, expr), **loads)
         scope = {"cuda": cuda, "math": math, "cmath": cmath, "point2": launch.point2, "point3": launch.point3,
-                 "ipow": ipow, "T": comp.type, "BITS": comp.itemsize * 8, **half.SCOPE}
+                 "ipow": ipow, "T": comp.type, "BITS": comp.itemsize * 8, "NEXT": _NEXTAFTER.get(comp.itemsize),
+                 **half.SCOPE}
         exec(src, scope)  # noqa: S102  (our own templates and expressions)
         _KERNELS[key] = cuda.jit(scope["kernel"])
     return _KERNELS[key]

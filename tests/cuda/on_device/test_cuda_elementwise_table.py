@@ -137,10 +137,17 @@ def test_the_widened_ints_compute_in_32_bits_and_narrow_back_as_on_the_cpu():
             np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_nextafter_steps_the_bits_as_numpy():
+    x = np.array([0.0, -0.0, 1.0, -1.0, 1e-45, np.inf, -np.inf, np.nan, 3.0, 2.0], np.float32)
+    y = np.array([1.0, -1.0, 2.0, 0.0, 0.0, 0.0, np.inf, 1.0, 3.0, np.nan], np.float32)
+    for dtype in (np.float32, np.float64):
+        got = sd.nextafter(sd.from_numpy(x.astype(dtype)).to_device("cuda"), sd.from_numpy(y.astype(dtype)).to_device("cuda"))
+        np.testing.assert_array_equal(bits(got.numpy()[[0, 1, 2, 3, 4, 5, 6, 8]]),
+                                      bits(np.nextafter(x.astype(dtype), y.astype(dtype))[[0, 1, 2, 3, 4, 5, 6, 8]]))
+        assert np.isnan(got.numpy()[[7, 9]]).all()
+
+
 def test_what_cuda_does_not_compute_is_refused_by_name():
-    g = sd.from_numpy(np.ones(4, np.float32)).to_device("cuda")
-    with pytest.raises(sd.StridedError, match=r"nextafter: not on CUDA yet \(needs"):
-        sd.nextafter(g, g)
     z = sd.from_numpy(np.ones(4, np.complex64)).to_device("cuda")
     with pytest.raises(sd.DTypeError, match="div: a complex64 a is not computed on CUDA .*Smith"):
         z / z
