@@ -150,9 +150,11 @@ def gemm_kernel(dtype):
     if dtype not in _GEMMS:
         xa = "A[a0 + i + l * lda] if transa == 0 else A[a0 + l + i * lda]"
         yb = "B[b0 + l + j * ldb] if transb == 0 else B[b0 + j + l * ldb]"
-        src = _GEMM_SRC.format(zero="np.float32(0)" if dtype in HALVES else "C[0] * 0",
+        # the sum starts from a typed zero (never from c's contents, which may be NaN bits)
+        zero = "np.float32(0)" if dtype in HALVES else "0" if dtype == np.bool_ else f"np.{dtype.name}(0)"
+        src = _GEMM_SRC.format(zero=zero,
                                x=half.load(dtype, f"({xa})"), y=half.load(dtype, f"({yb})"), store=half.store(dtype, "acc"))
-        scope = {"cuda": cuda, **half.SCOPE}
+        scope = {"cuda": cuda, "np": np, **half.SCOPE}
         exec(src, scope)  # noqa: S102  (our own template)
         _GEMMS[dtype] = cuda.jit(scope["kernel"])
     return _GEMMS[dtype]
