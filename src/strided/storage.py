@@ -186,18 +186,18 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
     if not isinstance(np_dtype, np.dtype):
         np_dtype = np.dtype(np_dtype)
     nbytes = numel * np_dtype.itemsize
-    if nbytes < _MIN_POOLED:  # first: every small result comes this way, and asks nothing else
-        s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
-        s.data = np.empty(numel, np_dtype)
-        return s
-    if nbytes > _MEMORY_LIMIT:
-        check_size(op, numel, np_dtype)  # raises, naming the op and the size
-    raw = _pool.take(nbytes)
-    if raw is None:
-        try:
+    try:
+        if nbytes < _MIN_POOLED:  # first: every small result comes this way, and asks nothing else
+            s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
+            s.data = np.empty(numel, np_dtype)
+            return s
+        if nbytes > _MEMORY_LIMIT:
+            check_size(op, numel, np_dtype)  # raises, naming the op and the size
+        raw = _pool.take(nbytes)
+        if raw is None:
             raw = np.empty(nbytes, np.uint8)
-        except MemoryError:
-            raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
+    except MemoryError:
+        raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
     return _Pooled(raw.view(np_dtype), raw)
 
 

@@ -148,6 +148,7 @@ def _kept_twice(fn, *arrays):
     ("add", lambda a, b: a + b, lambda a, b: a + b),
     ("add of a transpose", lambda a, b: a + b.t(), lambda a, b: a + b.T),
     ("exp", lambda a, b: a.exp(), lambda a, b: np.exp(a)),
+    ("times a scalar", lambda a, b: a * 0.5, lambda a, b: a * np.float32(0.5)),
     ("sum(0)", lambda a, b: a.sum(0), lambda a, b: a.sum(0)),
     ("sum(1)", lambda a, b: a.sum(1), lambda a, b: a.sum(1)),
     ("matmul", lambda a, b: a @ b, lambda a, b: a @ b),

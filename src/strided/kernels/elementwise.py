@@ -1594,21 +1594,18 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     elif any(v is not None for v in views):
         def run(*bufs):
             k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
-    elif len(layouts) == 2:
+    else:  # buffers as they are, on the calling thread: numba's compiled entry for them
+        k = direct(k, (*[np.empty(0, d) for d in dtypes], *tail))
         w = p.work
-        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
-
-        def run(o, x):
-            k(o, x, shape, st, offs, 0, w, last)
-    elif len(layouts) == 3:
-        w = p.work
-        k = direct(k, (*[np.empty(0, d) for d in dtypes], shape, st, offs, 0, w, last))
-
-        def run(o, x, y):
-            k(o, x, y, shape, st, offs, 0, w, last)
-    else:
-        def run(*bufs):
-            k(*bufs, *tail)
+        if len(layouts) == 2:
+            def run(o, x):
+                k(o, x, shape, st, offs, 0, w, last)
+        elif len(layouts) == 3:
+            def run(o, x, y):
+                k(o, x, y, shape, st, offs, 0, w, last)
+        else:
+            def run(*bufs):
+                k(*bufs, *tail)
     return run, tuple(reach)
 
 
