@@ -608,18 +608,71 @@ def test_split_is_bit_identical_to_one_thread():
         assert s.numpy().tobytes() == w.numpy().tobytes()
 
 
+def _numpy_on_one_thread(a, b):
+    import threadpoolctl
+
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        return np.matmul(a, b)
+
+
 @pytest.mark.skipif(km.BLAS_LIBRARY != "numpy", reason="gemm runs on scipy's OpenBLAS, not NumPy's")
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from([np.float32, np.float64]), st.integers(2, 300), st.integers(1, 300), st.integers(2, 300),
-       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))
-def test_products_are_numpys_bits(np_dtype, m, k, n, ta, tb, seed):
-    # Same OpenBLAS, same calls: random values, no tolerance, whatever the thread count.
+       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 3]))
+def test_products_are_numpys_bits(np_dtype, m, k, n, ta, tb, seed, nthreads):
+    # Same OpenBLAS, same calls, each on one BLAS thread: random values, no tolerance.  A
+    # product split into slabs is, slab by slab, NumPy's one-thread product of that slab
+    # (OpenBLAS's own bits depend on how its threads cut the product, NumPy's included).
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np_dtype)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np_dtype)
     a, b = (a.T if ta else a), (b.T if tb else b)
-    got = (sd.from_numpy(a) @ sd.from_numpy(b)).numpy()
-    assert got.tobytes() == np.matmul(a, b).tobytes()
+    old = sd.get_num_threads()
+    try:
+        sd.set_num_threads(nthreads)
+        got = (sd.from_numpy(a) @ sd.from_numpy(b)).numpy()
+        p = km.plan(((m, k), tuple(s // a.itemsize for s in a.strides), 0),
+                    ((k, n), tuple(s // b.itemsize for s in b.strides), 0), threads=nthreads)
+    finally:
+        sd.set_num_threads(old)
+    cuts = [i * (m if p.slab_rows else n) // p.slabs for i in range(p.slabs + 1)]
+    if p.slab_rows:
+        want = np.concatenate([_numpy_on_one_thread(a[lo:hi], b) for lo, hi in zip(cuts, cuts[1:])])
+    else:
+        want = np.concatenate([_numpy_on_one_thread(a, b[:, lo:hi]) for lo, hi in zip(cuts, cuts[1:])], axis=1)
+    assert got.tobytes() == want.tobytes()
+    if p.slabs == 1:
+        assert got.tobytes() == _numpy_on_one_thread(a, b).tobytes()
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-4 if np_dtype == np.float32 else 1e-12,
+                               atol=1e-3 if np_dtype == np.float32 else 1e-10)
+
+
+def test_lone_products_split_into_slabs_on_strided_threads():
+    # A lone product past SPLIT_MIN_MACS runs as one slab per thread of its longer side, on
+    # strided's pool, with the BLAS pool pinned to one thread for the call and given back.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    tall, wide = ((512, 256), (256, 1), 0), ((256, 512), (512, 1), 0)
+    p = km.plan(tall, ((256, 64), (64, 1), 0), threads=4)
+    assert (p.split, p.slabs, p.slab_rows, p.blas_threads) == (4, 4, 1, 1)
+    p = km.plan(((64, 256), (256, 1), 0), wide, threads=2)
+    assert (p.split, p.slabs, p.slab_rows) == (2, 2, 0)
+    p = km.plan(((3, 512, 256), (512 * 256, 256, 1), 0), ((256, 512), (512, 1), 0), threads=2)
+    assert (p.split, p.slabs) == (6, 2)  # three batches: two slabs each, so both threads get three
+    p = km.plan(((16, 512, 256), (512 * 256, 256, 1), 0), ((256, 512), (512, 1), 0), threads=2)
+    assert (p.split, p.slabs) == (8, 1)  # many batches: ranges of whole ones
+    assert km.plan(((8, 8), (8, 1), 0), ((8, 8), (8, 1), 0), threads=2).blas_threads == 0
+    assert km.plan(tall, ((256, 512), (512, 1), 0), threads=1).split == 1
+    old = sd.get_num_threads()
+    try:
+        sd.set_num_threads(2)
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((700, 300)).astype(np.float32)
+        b = rng.standard_normal((300, 200)).astype(np.float32)
+        np.testing.assert_allclose((sd.from_numpy(a) @ sd.from_numpy(b)).numpy(), a @ b, rtol=1e-4, atol=1e-3)
+        blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        assert all(i["num_threads"] == 2 for i in blas)
+    finally:
+        sd.set_num_threads(old)
 
 
 _SCIPY_BLAS = r"""

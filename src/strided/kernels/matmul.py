@@ -21,21 +21,28 @@ ZERO      k == 0                          the result is filled with 0 (an empty 
 BLAS      f32, f64                        an odometer over the batch (each operand's
                                           own stride per batch dim, 0 where broadcast),
                                           one gemm per matrix on the operands' own
-                                          buffers; ``split`` > 1: ranges of batches
-                                          under ``prange``, each gemm on one BLAS
-                                          thread
+                                          buffers; ``split`` > 1: ranges of batches,
+                                          or slabs of each matrix, under ``prange``,
+                                          each gemm on one BLAS thread
 INT       i64, u32, u8, bool              one output row per step over every batch,
                                           i-k-j into an int64 accumulator (wrapping
                                           like NumPy; bool: the or of ands);
                                           ``split`` > 1: the rows under ``prange``
 ========  ==============================  ==============================================
 
-Threads.  A lone gemm (``split`` 1) runs on OpenBLAS's pool, sized to strided's
-thread count (``strided.threads``), and OpenBLAS decides per call how many of
-them to use, as it does for NumPy.  A batch of gemms each too small to keep several
-threads busy (``SPLIT_MAX_MACS``) is split into ranges of batches instead,
-``CHUNKS_PER_THREAD`` per thread handed out dynamically, with the pool pinned to
-one thread for the call: threads then meet once per call, not once per gemm.
+Threads.  Every parallel gemm runs on strided's own pool (numba's), never on
+OpenBLAS's: the BLAS pool is pinned to one thread for the call (``blas_threads``), so
+each gemm runs on the thread that calls it, and a product of at least
+``SPLIT_MIN_MACS`` multiply-adds is cut into ``split`` tasks under ``prange``.  Many
+batches: ranges of whole batches, ``CHUNKS_PER_THREAD`` per thread, handed out
+dynamically.  Fewer batches than that: each matrix is also cut into ``slabs`` ranges of
+its longer side (rows of C, or columns), enough that the tasks divide evenly between the
+threads, so a lone 1024^2 product is two half products side by side.  A slab changes
+no result: each element of C is still one gemm's dot product over the whole of k, in
+BLAS's order.  Two pools that each spin after their work stall one another on a small
+machine (docs/benchmarks.md, "One pool"); with one, strided's threads are the only ones
+it wakes.  Below ``BLAS_INLINE_MACS`` OpenBLAS runs a gemm on the calling thread by
+itself, so small products skip the pinning (two calls into OpenBLAS, about 1 us each).
 
 BLAS is NumPy's own OpenBLAS when NumPy ships one (its wheels' ILP64
 scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
@@ -72,7 +79,9 @@ from __future__ import annotations
 
 from . import common  # noqa: F401  (imports strided.threads before numba)
 
+import math
 import operator
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,12 +103,15 @@ DEFAULT_CHUNK = 1 << 30
 
 # Multiply-adds (all batches) below which the integer kernel stays on one thread.
 INT_PARALLEL_MIN = 1 << 18
-# Batches are split across threads only while each gemm is at most this many
-# multiply-adds: past it OpenBLAS keeps its own threads busy inside one gemm.
-SPLIT_MAX_MACS = 1 << 24
-# ... and only when the whole batch is at least this much work: below it, waking the
-# pool and pinning BLAS cost about what the second thread saves.
+# A float product is split across threads from this many multiply-adds (all batches): below
+# it, waking the pool costs about what the second thread saves.
 SPLIT_MIN_MACS = 1 << 21
+# OpenBLAS runs a gemm of at most this many multiply-adds on the calling thread whatever
+# its pool's size (its interface's threshold): such a call needs no pinning.
+BLAS_INLINE_MACS = 1 << 18
+# A slab is at least this many rows (or columns) long: shorter ones repack the other
+# operand once per slab for too little work.
+SLAB_MIN = 64
 CHUNKS_PER_THREAD = 4
 
 # Operands handed to BLAS in place ("direct") or gathered into a scratch tile first ("packed").
@@ -226,9 +238,11 @@ class MatmulPlan:
     when there is no batch); ``c``'s walk strides are those of the dense result.
     ``a_reach``/``b_reach`` are the (lowest, highest + 1) buffer offsets an
     operand's own layout reaches ((0, 0) when it has no elements), ``c_size`` the
-    elements written.  ``split`` is the number of ranges run under ``prange``
-    (batches for BLAS, rows for INT; 1: the calling thread), ``blas_threads`` the
-    BLAS pool during the call (0: as strided set it, 1: pinned for a split).
+    elements written.  ``split`` is the number of tasks run under ``prange`` (ranges
+    of batches, or slabs of one batch, for BLAS; rows for INT; 1: the calling
+    thread); ``slabs`` is how many ranges each matrix is cut into (1: whole), along
+    its rows when ``slab_rows`` else its columns; ``blas_threads`` the BLAS pool
+    during the call (0: as strided set it, 1: pinned to the calling thread).
     """
 
     path: int
@@ -255,6 +269,8 @@ class MatmulPlan:
     c_size: int
     chunk: int
     split: int
+    slabs: int
+    slab_rows: int
     blas_threads: int
 
     @property
@@ -406,7 +422,7 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
     a_sr, a_sc = a_stride[-2:]
     b_sr, b_sc = b_stride[-2:]
     modes = (ROW, 0, ROW, 0)
-    split, blas_threads = 1, 0
+    split, slabs, blas_threads = 1, 1, 0
     if c_size == 0:
         path = EMPTY
     elif k == 0:
@@ -416,11 +432,11 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
             raise TooHardError(f"matmul: the result's row length {n} exceeds the BLAS integer limit {INT_MAX}")
         path = BLAS
         modes = blas_mode(m, k, a_sr, a_sc) + blas_mode(k, n, b_sr, b_sc)
-        macs = m * n * k
-        if (can_split and nthreads > 1 and nbatch > 1 and macs <= SPLIT_MAX_MACS
-                and nbatch * macs >= SPLIT_MIN_MACS):
-            split = min(nbatch, CHUNKS_PER_THREAD * nthreads)
-            blas_threads = 1
+        if can_split:
+            if nthreads > 1 and nbatch * m * n * k >= SPLIT_MIN_MACS:
+                split, slabs = _tasks(nbatch, max(m, n), nthreads)
+            if split > 1 or m * n * k > BLAS_INLINE_MACS:
+                blas_threads = 1
     else:
         path = INT
         if nbatch * m * n * k >= INT_PARALLEL_MIN and nthreads > 1:
@@ -429,8 +445,21 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
         path, m, n, k, batch,
         modes[0], modes[1], a_sr, a_sc,
         modes[2], modes[3], b_sr, b_sc,
-        *walk, a_off, b_off, a_reach, b_reach, c_size, chunk, split, blas_threads,
+        *walk, a_off, b_off, a_reach, b_reach, c_size, chunk, split, slabs, int(m >= n), blas_threads,
     )
+
+
+def _tasks(nbatch: int, extent: int, nthreads: int) -> tuple[int, int]:
+    """(tasks, slabs per matrix) for ``nbatch`` gemms whose longer side is ``extent``.
+
+    Enough batches: ``CHUNKS_PER_THREAD`` ranges of them per thread.  Fewer: each matrix
+    cut into the fewest slabs that make the task count a multiple of the thread count
+    (a lone gemm: one slab per thread), none shorter than ``SLAB_MIN``."""
+    target = CHUNKS_PER_THREAD * nthreads
+    if nbatch >= target:
+        return target, 1
+    slabs = max(1, min(nthreads // math.gcd(nbatch, nthreads), extent // SLAB_MIN))
+    return nbatch * slabs, slabs
 
 
 def _broadcast_strides(shape, stride, nd):
@@ -550,16 +579,36 @@ def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
     if not p.blas_threads:
         gemm_batched(*args)
         return
-    _set_blas_threads(p.blas_threads)
-    try:
+    with _ONE_BLAS_THREAD:
         if p.split == 1:
             gemm_batched(*args)
-            return
-        # Each thread runs whole gemms on its own: the pool stays pinned to one
-        # thread so that the threads do not each wake the (shared) BLAS pool.
-        launch(gemm_batched_parallel, (*args, p.split), True)
-    finally:
-        _set_blas_threads(threads.get_num_threads())
+        else:
+            launch(gemm_batched_parallel, (*args, p.split, p.slabs, p.slab_rows), True)
+
+
+class _OneBlasThread:
+    """Holds the BLAS pool at one thread while any strided gemm runs that needs it so (the
+    calls may come from several Python threads at once), then gives it strided's count back."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._holders = 0
+
+    def __enter__(self):
+        with self._lock:
+            if self._holders == 0:
+                _set_blas_threads(1)
+            self._holders += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                _set_blas_threads(threads.get_num_threads())
+        return False
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
 
 
 def _run_int(p, walk, a_buf, b_buf, c_buf, as_bool) -> None:
@@ -598,9 +647,10 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
 def _gemm_range(a, b, c, m, n, k,
                 a_mode, a_ld, a_sr, a_sc,
                 b_mode, b_ld, b_sr, b_sc,
-                bshape, bst, a_off, b_off, c_off, chunk, blas_int, t0, t1):
-    """C[t] = A[t] @ B[t] for the batches t0 <= t < t1 of the odometer over ``bshape``
-    (``bst``: A's, B's and C's batch strides, one row each).
+                bshape, bst, a_off, b_off, c_off, chunk, blas_int, t0, t1, i_lo, i_hi, j_lo, j_hi):
+    """C[t][i_lo:i_hi, j_lo:j_hi] = (A[t] @ B[t])[i_lo:i_hi, j_lo:j_hi] for the batches
+    t0 <= t < t1 of the odometer over ``bshape`` (``bst``: A's, B's and C's batch strides,
+    one row each).
 
     ``c`` is dense row-major per matrix (row stride n); m, n, k >= 1.  Batch
     offsets advance by each operand's own per-dim strides (any sign, zero
@@ -630,8 +680,8 @@ def _gemm_range(a, b, c, m, n, k,
     idx = np.zeros(nd, np.int64)
     oa, ob, oc = seek(t0, bshape, bst, nd, idx, (a_off, b_off, c_off))
     for _t in range(t0, t1):
-        for i0 in range(0, m, chunk):
-            mc = min(chunk, m - i0)
+        for i0 in range(i_lo, i_hi, chunk):
+            mc = min(chunk, i_hi - i0)
             for p0 in range(0, k, chunk):
                 kc = min(chunk, k - p0)
                 # Second Fortran operand: the A tile (mc x kc) as A^T (kc x mc).
@@ -657,8 +707,8 @@ def _gemm_range(a, b, c, m, n, k,
                     else:
                         ch[1] = 84
                         ints[4] = max(1, mc)
-                for j0 in range(0, n, chunk):
-                    nc = min(chunk, n - j0)
+                for j0 in range(j_lo, j_hi, chunk):
+                    nc = min(chunk, j_hi - j0)
                     # First Fortran operand: the B tile (kc x nc) as B^T (nc x kc).
                     if b_mode == ROW:
                         b_ptr = _ptr(b, ob + p0 * b_ld + j0)
@@ -700,31 +750,45 @@ def _gemm_range(a, b, c, m, n, k,
 
 
 @njit(cache=True, nogil=True)
-def _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1):
+def _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1, i_lo, i_hi, j_lo, j_hi):
     """``_gemm_range`` with its integers read from ``ints`` (``_GEMM_INTS``' order)."""
     _gemm_range(a, b, c, ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6],
                 ints[7], ints[8], ints[9], ints[10], bshape, bst, ints[11], ints[12], 0, ints[13],
-                blas_int, t0, t1)
+                blas_int, t0, t1, i_lo, i_hi, j_lo, j_hi)
+
+
+@njit(cache=True, nogil=True)
+def _batches(bshape):
+    total = 1
+    for d in range(bshape.shape[0]):
+        total *= bshape[d]
+    return total
 
 
 @njit(cache=True, nogil=True)
 def gemm_batched(a, b, c, ints, bshape, bst, blas_int):
     """Every batch of the odometer over ``bshape``, on the calling thread."""
-    total = 1
-    for d in range(bshape.shape[0]):
-        total *= bshape[d]
-    _gemm_from(a, b, c, ints, bshape, bst, blas_int, 0, total)
+    _gemm_from(a, b, c, ints, bshape, bst, blas_int, 0, _batches(bshape), 0, ints[0], 0, ints[1])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def gemm_batched_parallel(a, b, c, ints, bshape, bst, blas_int, nchunks):
-    """Every batch, in ``nchunks`` ranges of consecutive batches under ``prange``."""
-    total = 1
-    for d in range(bshape.shape[0]):
-        total *= bshape[d]
-    for r in prange(nchunks):
-        t0, t1 = chunk_of(r, nchunks, total)
-        _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1)
+def gemm_batched_parallel(a, b, c, ints, bshape, bst, blas_int, ntasks, slabs, slab_rows):
+    """Every batch in ``ntasks`` tasks under ``prange``: ranges of consecutive batches
+    (``slabs`` 1), or one batch's slab of rows (``slab_rows``) or columns each."""
+    total = _batches(bshape)
+    m, n = ints[0], ints[1]
+    for r in prange(ntasks):
+        if slabs == 1:
+            t0, t1 = chunk_of(r, ntasks, total)
+            _gemm_from(a, b, c, ints, bshape, bst, blas_int, t0, t1, 0, m, 0, n)
+        else:
+            t = r // slabs
+            if slab_rows:
+                lo, hi = chunk_of(r - t * slabs, slabs, m)
+                _gemm_from(a, b, c, ints, bshape, bst, blas_int, t, t + 1, lo, hi, 0, n)
+            else:
+                lo, hi = chunk_of(r - t * slabs, slabs, n)
+                _gemm_from(a, b, c, ints, bshape, bst, blas_int, t, t + 1, 0, m, lo, hi)
 
 
 # ---------------------------------------------------------------------------
