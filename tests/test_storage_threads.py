@@ -99,3 +99,48 @@ def test_set_num_threads_and_environment():
         env={**os.environ, "STRIDED_NUM_THREADS": "3"}, capture_output=True, text=True, timeout=120,
     )
     assert out.stdout.strip() == "3", out.stderr
+
+
+_SPIN = (
+    "import os, strided, numba\n"
+    "from strided import threads\n"
+    "numba.njit(parallel=True)(lambda a: a.sum())(__import__('numpy').ones(10))\n"  # starts the OpenMP runtime
+    "print(os.environ.get('GOMP_SPINCOUNT'), sorted(threads.WAIT_SET), numba.threading_layer())\n"
+)
+
+
+@pytest.mark.parametrize("env, want", [
+    ({}, f"{threads.SPIN_COUNT} ['GOMP_SPINCOUNT']"),
+    ({"GOMP_SPINCOUNT": "5"}, "5 []"),  # the user's own setting decides
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, "None []"),
+])
+def test_idle_threads_wait_policy_never_overrides_the_user(env, want):
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    out = subprocess.run([sys.executable, "-c", _SPIN], env={**base, **env}, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = out.stdout.split()
+    assert " ".join(got[:-1]) == want
+    assert got[-1] in ("omp", "tbb", "workqueue")
+
+
+def test_pools_lists_strided_first_and_every_blas_pool():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from strided.kernels import matmul  # noqa: F401  (loads the BLAS strided calls)
+
+    rows = threads.pools()
+    assert rows[0]["pool"] == "strided (numba)" and rows[0]["strided"] and rows[0]["threads"] == sd.get_num_threads()
+    blas = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+    listed = {r["library"] for r in rows if r["api"] == "blas"}
+    assert listed == {os.path.basename(p) for p in blas}
+    text = threads.pools_report()
+    assert text.splitlines()[1].startswith("strided (numba)")
+    assert f"CPUs this process may use: {threads.default_num_threads()}" in text
+    total = rows[0]["threads"] + sum(r["threads"] or 0 for r in rows[1:] if not r["strided"])
+    assert ("warning:" in text) == (total > threads.default_num_threads())
+
+
+def test_threads_command_prints_the_pools():
+    out = subprocess.run([sys.executable, "-m", "strided", "threads"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[1].startswith("strided (numba)")
+    assert "idle OpenMP threads: GOMP_SPINCOUNT=" in out.stdout

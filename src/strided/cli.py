@@ -1,4 +1,4 @@
-"""The command line: ``python -m strided {tour,bench,show,check}``."""
+"""The command line: ``python -m strided {tour,bench,threads,show,check}``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m strided", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tour", help="walk the seed experiments live")
-    bench = sub.add_parser("bench", help="time strided against NumPy and PyTorch in one process")
+    bench = sub.add_parser("bench", help="time strided against NumPy and PyTorch, each in its own processes")
     bench.add_argument("--quick", action="store_true", help="fewer sizes and rounds (about a minute)")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument("--plot", metavar="FILE.png", help="draw the ratio chart (needs matplotlib)")
@@ -19,6 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
     bench.add_argument("--sweep", action="store_true", help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
     bench.add_argument("--thresholds", action="store_true", help="each family on one thread and in parallel across sizes instead")
+    bench.add_argument("--threads", action="store_true",
+                       help="the thread-pool checks instead: op handoffs (strided alone, then beside PyTorch) and a 3-layer network")
+    bench.add_argument("--one-process", action="store_true",
+                       help="time every library in this one process (default: each in its own, alternating)")
     bench.add_argument("--cuda", action="store_true",
                        help="the CUDA device check: correctness on random layouts, then bandwidth vs PyTorch")
     bench.add_argument("--sizes", choices=("full", "small"), default="full",
@@ -35,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--element-bytes", type=int, default=4, metavar="B", help="element size for banks (default 4)")
     show.add_argument("--tv", metavar="VAL_LAYOUT",
                       help="the layout is the threads; draw make_layout_tv(layout, VAL_LAYOUT), thread and value per cell")
+    sub.add_parser("threads", help="every thread pool in this process, its size, and the CPUs it may use")
     check = sub.add_parser("check", help="what candle, NumPy, PyTorch, CuTe and strided do with a layout")
     check.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     check.add_argument("--op", help="contiguous | reshape(3,8) | matmul | as_strided(100) | elementwise(<layout>)")
@@ -50,6 +55,15 @@ def main(argv: list[str] | None = None) -> int:
         from .tour import main as tour
 
         return tour()
+    if args.command == "threads":
+        from .threads import pools_report
+
+        print(pools_report())
+        return 0
+    if args.command == "bench" and args.threads:
+        from .bench.pools import main as pools_main
+
+        return pools_main(quick=args.quick)
     if args.command == "bench" and args.startup:
         from .bench.startup import main as startup_main
 
@@ -65,11 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench" and args.sweep:
         from .bench.sweep import main as sweep_main
 
-        return sweep_main(quick=args.quick, json_path=args.json, plot_path=args.plot, only=args.only)
+        return sweep_main(quick=args.quick, json_path=args.json, plot_path=args.plot, only=args.only,
+                          one_process=args.one_process)
     if args.command == "bench":
         from .bench import main as bench_main
 
-        return bench_main(quick=args.quick, json_path=args.json, plot_path=args.plot, only=args.only)
+        return bench_main(quick=args.quick, json_path=args.json, plot_path=args.plot, only=args.only,
+                          one_process=args.one_process)
     parser.error(f"unknown command {args.command}")
     return 2
 

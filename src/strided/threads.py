@@ -9,6 +9,18 @@ This module must be imported before numba: it fixes numba's pool size and pins
 a threading layer that tolerates concurrent calls from several Python threads
 (omp, else tbb).  If only numba's workqueue layer exists, parallel kernels are
 entered under a lock, because that layer aborts when entered concurrently.
+
+One pool.  numba's pool runs every parallel region of strided: its kernels, and its
+gemms, which run on the calling thread of each task with the BLAS pool pinned to one
+thread for the call (``kernels.matmul``).  Its idle threads yield their cores quickly:
+GNU OpenMP's workers spin 300,000 rounds (several milliseconds) after a region before
+they sleep, and a spinning worker holds the core that another pool's thread (BLAS's,
+PyTorch's, the next strided kernel's) is waiting for.  So strided sets
+``GOMP_SPINCOUNT`` (``SPIN_COUNT`` rounds, tens of microseconds: enough to catch the
+next kernel of a chain without a wake-up) before numba's OpenMP runtime starts, unless
+the user set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``, which then decide.  PyTorch's
+own GNU OpenMP reads the same variable when it loads, so importing strided first
+gives both libraries' pools the short spin.  ``WAIT_SET`` records what strided set.
 """
 
 from __future__ import annotations
@@ -132,6 +144,14 @@ _cache_dir_fallback()
 os.environ.setdefault("NUMBA_NUM_THREADS", str(max(_num_threads, _max_threads)))
 os.environ.setdefault("NUMBA_THREADING_LAYER_PRIORITY", "omp tbb workqueue")
 
+# Rounds an idle OpenMP worker spins before it sleeps (GNU libgomp reads it when it loads).
+# docs/benchmarks.md ("One pool") has the measurements: a round is a pause instruction,
+# tens of nanoseconds, so this bounds the spin at tens of microseconds.
+SPIN_COUNT = 1000
+WAIT_SET: dict = {}
+if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = WAIT_SET["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+
 import numba  # noqa: E402
 
 _numba_cap = numba.config.NUMBA_NUM_THREADS
@@ -141,6 +161,59 @@ _serialise: bool | None = None  # decided on the first parallel call
 
 def get_num_threads() -> int:
     return _num_threads
+
+
+def pools() -> list[dict]:
+    """Every thread pool in the process: strided's (numba's) first, then each one that
+    threadpoolctl finds (BLAS, OpenMP runtimes: PyTorch's, NumPy's, others'), as
+    ``{"pool", "library", "api", "threads", "strided"}``; ``strided`` is True for the
+    pools strided runs its work on."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        layer = "not started"
+    out = [{"pool": "strided (numba)", "library": f"numba {layer} layer", "api": "kernels and gemm tasks",
+            "threads": numba.get_num_threads(), "strided": True}]
+    try:
+        from threadpoolctl import threadpool_info
+
+        found = threadpool_info()
+    except Exception:  # threadpoolctl missing or failing: strided's pool alone
+        found = []
+    for info in found:
+        path = info.get("filepath") or ""
+        owner = path.split(os.sep + "site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in path else os.path.dirname(path)
+        mine = info.get("user_api") == "openmp" and layer == "omp" and "site-packages" not in path
+        out.append({"pool": f"{info.get('internal_api')} ({owner})", "library": os.path.basename(path),
+                    "api": info.get("user_api"), "threads": info.get("num_threads"), "strided": mine})
+    return out
+
+
+def pools_report() -> str:
+    """``python -m strided threads``: the table of ``pools()``, the CPUs this process may
+    use, what strided set for idle threads, and a warning when the pools together hold
+    more threads than those CPUs."""
+    rows = pools()
+    report = cpu_report()
+    lines = [f"{'pool':34s} {'threads':>7s}  library"]
+    for r in rows:
+        if r["strided"] and r["pool"] != "strided (numba)":
+            continue  # numba's own OpenMP runtime: the first row already is that pool
+        lines.append(f"{r['pool']:34s} {r['threads']!s:>7s}  {r['library']} ({r['api']})")
+    others = [r for r in rows if not r["strided"]]
+    total = rows[0]["threads"] + sum(r["threads"] or 0 for r in others)
+    cpus = report["default"]
+    lines.append(f"CPUs this process may use: {cpus} (affinity {report['affinity']}, cgroup quota "
+                 f"{report['cgroup_quota'] if report['cgroup_quota'] is not None else 'none'})")
+    spin = os.environ.get("GOMP_SPINCOUNT")
+    how = ("set by strided" if WAIT_SET else "set by the user") if spin or os.environ.get("OMP_WAIT_POLICY") else "unset"
+    lines.append(f"idle OpenMP threads: GOMP_SPINCOUNT={spin or '-'} OMP_WAIT_POLICY="
+                 f"{os.environ.get('OMP_WAIT_POLICY', '-')} ({how})")
+    if total > cpus:
+        lines.append(f"warning: {len(others) + 1} pools hold {total} threads for {cpus} CPUs; a pool that "
+                     "spins after its work stalls the others (strided's gemms pin BLAS to one thread "
+                     "during the call; NumPy's and PyTorch's own calls use their pools)")
+    return "\n".join(lines)
 
 
 def set_num_threads(n: int) -> None:
