@@ -74,3 +74,36 @@ def test_the_target_is_pytorch_below_65536_elements_and_the_best_peer_from_there
     assert not sweep.meets_target(_cell(256, 2.0, 1.0, 3.0))  # 65536: the faster peer counts
     assert sweep.meets_target(_cell(256, 1.0, 1.0, 3.0))
     assert sweep.meets_target(_cell(256, 1.0, 2.0, None)) is None  # no PyTorch: not judged
+
+
+def test_merge_takes_the_median_of_the_processes_and_their_range():
+    from strided.bench import harness
+
+    cells = sweep.sweep_cases(sizes=(16,), families=sweep.FAMILIES[:1])
+    key = (cells[0].group, cells[0].name, cells[0].size)
+    harness.merge(cells, {key: {"strided": [3.0, 1.0, 2.0], "numpy": [5.0]}})
+    assert cells[0].results == {"strided": 2.0, "numpy": 5.0}
+    assert cells[0].spread == {"strided": (1.0, 3.0), "numpy": (5.0, 5.0)}
+    assert "| 2000000 | 1000000-3000000 | 5000000 |" in sweep.report(cells)
+
+
+def test_each_library_is_timed_in_its_own_processes():
+    # The separated sweep: every library's figures come from processes that time it alone
+    # (no other library's callable is even built there), two alternations each.
+    import subprocess
+    import sys
+
+    from strided.bench import harness
+
+    probe = ("import os, json; from strided.bench import sweep; "
+             "fns = sweep.build(sweep.FAMILIES[0], 16); print(json.dumps(sorted(fns)))")
+    for lib in harness.libraries():
+        out = subprocess.run([sys.executable, "-c", probe], env={**__import__("os").environ, "STRIDED_BENCH_LIB": lib},
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.split()[-1] == f'["{lib}"]'
+    found = harness.in_processes(["--sweep", "--quick", "--only", "a.sum(0)"], alternations=2)
+    assert set(found) == {(sweep.GROUP, "a.sum(0)", f"{n}^2") for n in sweep.QUICK_SIZES}
+    for per_lib in found.values():
+        assert set(per_lib) == set(harness.libraries())
+        assert all(len(v) == 2 and all(0 < s < 1 for s in v) for v in per_lib.values())

@@ -1,17 +1,24 @@
-"""Side-by-side timing: each case run for strided, NumPy and PyTorch in one process.
+"""Side-by-side timing of strided, NumPy and PyTorch, each library in its own processes.
 
-Libraries are timed in alternating blocks with a short pause between blocks:
-PyTorch's OpenMP workers keep spinning for a while after a call and would
-otherwise steal cycles from whichever library runs next.  Medians are
-reported, and ratios are ours over the best peer measured in the same run.
+A library's thread pool can stall the next library's work in one process (NumPy's
+OpenBLAS workers spin for a tenth of a second after a product), so ``in_processes``
+runs the bench once per library, ``python -m strided bench ... --lib LIB``, in
+alternating processes (strided, NumPy, PyTorch, strided, ...): each case's figure is
+the median of the processes' medians, and ``Case.spread`` keeps their lowest and
+highest.  Inside a process, ``run_case`` times blocks of calls with a short pause
+between blocks and reports medians; ratios are ours over the best peer.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -28,6 +35,11 @@ class Case:
     flops: float = 0.0  # for GFLOPS columns
     calls: int = 1  # each callable makes this many calls back to back; results are per call
     results: dict = field(default_factory=dict)  # lib -> median seconds
+    spread: dict = field(default_factory=dict)  # lib -> (lowest, highest) over processes
+
+
+# The one library this process times (``--lib``), or None for all of them in one process.
+ONLY = os.environ.get("STRIDED_BENCH_LIB") or None
 
 
 @functools.cache
@@ -38,6 +50,8 @@ def torch_or_none():
     even setting the count it already has leaves PyTorch's next small ops taking milliseconds
     each on the 2-core development machine (OpenMP's pool being rebuilt), so calling it per
     case made PyTorch look slow in whole rows of the sweep."""
+    if ONLY not in (None, "torch"):
+        return None  # another library's process: PyTorch is not even imported
     try:
         import torch
     except Exception:
@@ -91,8 +105,13 @@ def _time_block(fn: Callable, n: int) -> list[float]:
     return out
 
 
+def keep(fns: dict) -> dict:
+    """``{lib: fn}`` less the libraries this process does not time (``ONLY``)."""
+    return fns if ONLY is None else {lib: fn for lib, fn in fns.items() if lib == ONLY}
+
+
 def run_case(case: Case, rounds: int, per_block: int, budget_s: float) -> None:
-    fns = case.make()
+    fns = keep(case.make())
     for fn in fns.values():  # warm-up: compile, fault in pages, fill the buffer pool
         fn()
         fn()
@@ -109,6 +128,43 @@ def run_case(case: Case, rounds: int, per_block: int, budget_s: float) -> None:
         if r >= 1 and time.perf_counter() - start > budget_s:
             break
     case.results = {lib: statistics.median(ts) / case.calls for lib, ts in times.items()}
+
+
+def libraries() -> list[str]:
+    """The libraries this machine can time: strided and NumPy, and PyTorch when installed."""
+    import importlib.util
+
+    return [lib for lib in LIBS if lib != "torch" or importlib.util.find_spec("torch") is not None]
+
+
+def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None = None) -> dict:
+    """Run ``python -m strided bench *argv --json FILE`` once per library and alternation,
+    each in a fresh process that times that library alone (``STRIDED_BENCH_LIB``), the
+    libraries alternating.  Returns ``{(group, case, size): {lib: [seconds, ...]}}``."""
+    libs = libs or libraries()
+    found: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(alternations):
+            for lib in libs:
+                path = os.path.join(tmp, f"{lib}-{r}.json")
+                env = {**os.environ, "STRIDED_BENCH_LIB": lib}
+                run = subprocess.run([sys.executable, "-m", "strided", "bench", *argv, "--json", path],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if run.returncode != 0:
+                    raise SystemExit(f"bench: the {lib} process failed:\n{run.stderr[-2000:]}")
+                with open(path) as f:
+                    for row in json.load(f):
+                        for name, secs in row["seconds"].items():
+                            found.setdefault((row["group"], row["case"], row["size"]), {}).setdefault(name, []).append(secs)
+    return found
+
+
+def merge(cases: list[Case], found: dict) -> None:
+    """Give each case the median of its processes' figures per library, and their range."""
+    for c in cases:
+        for lib, values in found.get((c.group, c.name, c.size), {}).items():
+            c.results[lib] = statistics.median(values)
+            c.spread[lib] = (min(values), max(values))
 
 
 def ratio(case: Case, peer: str | None = None) -> float | None:
@@ -154,6 +210,7 @@ def to_json(cases: list[Case]) -> list[dict]:
     return [
         {
             "group": c.group, "case": c.name, "size": c.size, "seconds": c.results,
+            **({"spread": c.spread} if c.spread else {}),
             "ratio_numpy": ratio(c, "numpy"), "ratio_torch": ratio(c, "torch"), "ratio_best": ratio(c),
             **({"gflops": {k: c.flops / v / 1e9 for k, v in c.results.items() if v}} if c.flops else {}),
         }

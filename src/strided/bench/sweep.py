@@ -7,8 +7,9 @@ Issue 15's target, judged cell by cell (one family at one size):
 * from ``SMALL`` elements on, no slower than the faster of NumPy and PyTorch;
 * and one op on a 16x16 tensor is to cost at most ``OP_COST_TARGET_S``.
 
-Timing goes through the main bench's harness (:func:`run_case`: alternating blocks,
-pauses, medians).  A sample is ``calls`` calls back to back (``Case.calls``; the harness
+Timing goes through the main bench's harness: each library in its own processes,
+alternating (:func:`in_processes`), and inside one :func:`run_case` (blocks, pauses,
+medians).  A sample is ``calls`` calls back to back (``Case.calls``; the harness
 divides by it), so that the tiny sizes are timed well above the timer's resolution.
 """
 
@@ -23,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .cases import random_pair, stream
-from .harness import Case, Progress, pyplot, ratio, run_case, to_json, torch_or_none
+from .harness import ONLY, Case, Progress, in_processes, keep, merge, pyplot, ratio, run_case, to_json, torch_or_none
 
 SIZES = (16, 64, 128, 256, 512, 1024, 2048)  # n for n x n tensors
 QUICK_SIZES = (16, 256, 1024)
@@ -86,7 +87,7 @@ def build(family: Family, n: int) -> dict:
     if torch is not None:
         a_t, b_t, bias_t = (torch.from_numpy(x) for x in (a_np, b_np, bias_np))
         fns["torch"] = lambda: family.torch(a_t, b_t, bias_t)
-    return fns
+    return keep(fns)
 
 
 def calls_for(fns, sample_s: float = SAMPLE_S) -> int:
@@ -170,12 +171,14 @@ def report(cases: list[SweepCase]) -> str:
     """The sweep as markdown: one row per (family, size), the target tally, then the
     per-op cost at 16x16."""
     lines = [
-        "| op | size | elements | calls/sample | strided us | NumPy us | PyTorch us | / PyTorch | / best | target |",
+        "| op | size | elements | strided us | strided range | NumPy us | PyTorch us | / PyTorch | / best | target |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cases:
         r = c.results
-        lines.append(f"| {c.name} | {c.size} | {c.elements} | {c.calls} | {_us(r.get('strided'))} | {_us(r.get('numpy'))} "
+        lo, hi = c.spread.get("strided", (None, None))
+        span = "-" if lo is None else f"{_us(lo)}-{_us(hi)}"
+        lines.append(f"| {c.name} | {c.size} | {c.elements} | {_us(r.get('strided'))} | {span} | {_us(r.get('numpy'))} "
                      f"| {_us(r.get('torch'))} | {_rat(ratio(c, 'torch'))} | {_rat(ratio(c))} | {_MARK[meets_target(c)]} |")
     judged = [m for m in map(meets_target, cases) if m is not None]
     lines.append("")
@@ -223,7 +226,8 @@ def plot(cases: list[SweepCase], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def main(quick: bool = False, json_path: str | None = None, plot_path: str | None = None, only: str | None = None) -> int:
+def main(quick: bool = False, json_path: str | None = None, plot_path: str | None = None, only: str | None = None,
+         one_process: bool = False, alternations: int = 2) -> int:
     families = [f for f in FAMILIES if not only or only.lower() in f.name.lower()]
     if not families:
         raise SystemExit(f"bench --sweep: no family matches {only!r}")
@@ -231,9 +235,16 @@ def main(quick: bool = False, json_path: str | None = None, plot_path: str | Non
         pyplot()  # without matplotlib, say so now rather than after the sweep
     sizes, rounds, per_block, budget = (QUICK_SIZES, 2, 3, 0.5) if quick else (SIZES, 5, 5, 3.0)
     t0 = time.perf_counter()
-    cases = run(sizes, rounds, per_block, budget, families)
+    if one_process or ONLY is not None:
+        cases = run(sizes, rounds, per_block, budget, families, progress=ONLY is None)
+        how = "all libraries in this process" if ONLY is None else f"{ONLY} alone"
+    else:
+        cases = sweep_cases(sizes, families)
+        argv = ["--sweep"] + (["--quick"] if quick else []) + (["--only", only] if only else [])
+        merge(cases, in_processes(argv, alternations))
+        how = f"each library in its own process, {alternations} alternating runs; the range is strided's over them"
     print(report(cases))
-    print(f"\n{len(cases)} cells in {time.perf_counter() - t0:.1f} s; times are medians per call, "
+    print(f"\n{len(cases)} cells in {time.perf_counter() - t0:.1f} s ({how}); times are medians per call, "
           "ratios strided's median over the peer's (lower is better).")
     if json_path:
         with open(json_path, "w") as f:
