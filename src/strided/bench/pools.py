@@ -8,6 +8,8 @@ import order and pool state are known:
   after itself (its pool warm: nothing to wake, nothing stalling);
 * handoff beside PyTorch: strided imported first, then PyTorch; each library's op right
   after the other library's, over its time right after its own;
+* idle workers: the CPU strided's other threads spend per parallel region, their spin
+  after it included;
 * a three-layer ReLU network, batch 512, 1024 wide, forward: strided, NumPy and PyTorch
   each in its own processes, alternating, medians and ranges.
 
@@ -82,6 +84,26 @@ def handoff(with_torch: bool) -> dict:
     for first, then in pairs:
         after.setdefault(then, {})[first] = _median_after(ops[first], ops[then])
     return {"warm": warm, "after": after}
+
+
+def idle_spin(reps: int = 7) -> float:
+    """CPU seconds strided's other threads use per parallel region, their share of the work
+    and their spin after it included: one parallel add, then a pause long enough for every
+    worker to sleep, the process's CPU time less the calling thread's (median)."""
+    import numpy as np
+
+    import strided as sd
+
+    x = sd.from_numpy(np.ones(1 << 20, np.float32))
+    x + x
+    time.sleep(0.2)
+    used = []
+    for _ in range(reps):
+        p0, t0 = time.process_time(), time.thread_time()
+        x + x
+        time.sleep(0.2)
+        used.append((time.process_time() - p0) - (time.thread_time() - t0))
+    return statistics.median(used)
 
 
 def network(lib: str, reps: int = 30) -> float:
@@ -169,6 +191,9 @@ def main(quick: bool = False) -> int:
         more, _ = _handoff_table("Handoff beside PyTorch (strided imported first)", _child("handoff", "torch"),
                                  HANDOFF_TORCH)
         lines += more
+    spin = _child("spin", "-")
+    lines += [f"Idle workers: strided's other threads used {spin * 1e6:.0f} us of CPU per parallel 2^20 add, "
+              "their share of the add and their spin after it (GNU OpenMP's default spin alone is milliseconds).", ""]
     runs = 1 if quick else 3
     times: dict = {lib: [] for lib in libs}
     for _ in range(runs):
@@ -190,5 +215,7 @@ if __name__ == "__main__":
     part, arg = sys.argv[1], sys.argv[2]
     if part == "handoff":
         print(json.dumps(handoff(arg == "torch")))
+    elif part == "spin":
+        print(json.dumps(idle_spin()))
     else:
         print(json.dumps(network(arg)))
