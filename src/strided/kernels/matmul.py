@@ -37,17 +37,18 @@ each gemm runs on the thread that calls it, and a product of at least
 batches: ranges of whole batches, ``CHUNKS_PER_THREAD`` per thread, handed out
 dynamically.  Fewer batches than that: each matrix is also cut into ``slabs`` ranges of
 its longer side (rows of C, or columns), enough that the tasks divide evenly between the
-threads, so a lone 1024^2 product is two half products side by side.  A slab changes
-no result: each element of C is still one gemm's dot product over the whole of k, in
-BLAS's order.  Two pools that each spin after their work stall one another on a small
-machine (docs/benchmarks.md, "One pool"); with one, strided's threads are the only ones
-it wakes.  Below ``BLAS_INLINE_MACS`` OpenBLAS runs a gemm on the calling thread by
+threads, so a lone 1024^2 product is two half products side by side.  A slab holds
+what BLAS gives for that slab alone: OpenBLAS's last bits depend on how a product is
+cut (NumPy's change with its BLAS thread count), so a split product is NumPy's
+product on one BLAS thread slab by slab, and an unsplit one is that bit for bit.  Two
+pools that each spin after their work stall one another on a small machine
+(docs/benchmarks.md, "One pool"); with one, strided's threads are the only ones it wakes.  Below ``BLAS_INLINE_MACS`` OpenBLAS runs a gemm on the calling thread by
 itself, so small products skip the pinning (two calls into OpenBLAS, about 1 us each).
 
 BLAS is NumPy's own OpenBLAS when NumPy ships one (its wheels' ILP64
 scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
-computes, bit for bit (NumPy hands a matrix-vector product to gemv, which sums in
-another order); else scipy's ``cython_blas`` (LP64); ``BLAS_LIBRARY`` says which.
+computes on one BLAS thread, cut as above (NumPy hands a matrix-vector product to
+gemv, which sums in another order); else scipy's ``cython_blas`` (LP64); ``BLAS_LIBRARY`` says which.
 Its C functions are called from numba, so that the batch loop, the optional
 packing and the gemm calls all run in one compiled function without the GIL.  The function addresses are registered as named symbols
 (``llvmlite.binding.add_symbol``) rather than embedded as ctypes addresses, which
