@@ -104,7 +104,8 @@ def test_set_num_threads_and_environment():
 _SPIN = (
     "import os, strided, numba\n"
     "from strided import threads\n"
-    "numba.njit(parallel=True)(lambda a: a.sum())(__import__('numpy').ones(10))\n"  # starts the OpenMP runtime
+    "x = strided.ones(1 << 20)\n"
+    "x + x\n"  # a parallel kernel: numba starts its OpenMP runtime, which reads the variables now
     "print(os.environ.get('GOMP_SPINCOUNT'), sorted(threads.WAIT_SET), numba.threading_layer())\n"
 )
 
