@@ -22,7 +22,9 @@ import numpy as np
 
 from . import array_api as xp
 from . import dtype as dt
+from . import numpy_fallback
 from .creation import empty, ones, zeros
+from .errors import StridedError
 from .ops import index_select, unique
 from .tensor import Tensor
 
@@ -46,9 +48,12 @@ def _operand(x):
     return x  # a Python scalar
 
 
+class _NotNative(TypeError):
+    """What strided's kernels do not compute (a function, a keyword): NumPy does, on views."""
+
+
 def _not_implemented(what: str, why: str = "") -> TypeError:
-    return TypeError(f"strided: numpy.{what} is not implemented for strided.Tensor{why} "
-                     "(np.asarray(t) gives a zero-copy ndarray to call NumPy on)")
+    return _NotNative(f"strided: numpy.{what} has no strided kernel{why}")
 
 
 def _matmul(a, b):
@@ -91,35 +96,52 @@ def _write_out(out, result):
     elif isinstance(out, np.ndarray):
         np.copyto(out, result.numpy(), casting="unsafe")
     else:
-        raise TypeError(f"strided: out= must be a strided.Tensor or a numpy.ndarray, got {type(out).__name__}")
+        raise _not_implemented("ufunc", f" writing out= a {type(out).__name__}")
     return out
 
 
-def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+def _native_ufunc(ufunc, method, inputs, kwargs):
     name = ufunc.__name__
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
-    if method == "__call__":
-        fn = UFUNCS.get(name)
-        if fn is None:
-            raise _not_implemented(name)
-        if kwargs:
-            raise _not_implemented(name, f" with {', '.join(sorted(kwargs))}=")
+    fn = UFUNCS.get(name)
+    if method == "__call__" and fn is not None and not kwargs:
         result = fn(*[_operand(x) for x in inputs])
-        if dtype is not None:
-            result = xp.astype(result, dt.as_dtype(dtype), copy=False)
-        return _write_out(out, result)
-    if method == "reduce" and name in _REDUCTIONS:
-        axis = kwargs.pop("axis", 0)
-        keepdims = kwargs.pop("keepdims", False)
-        if kwargs:
-            raise _not_implemented(f"{name}.reduce", f" with {', '.join(sorted(kwargs))}=")
+    elif method == "outer" and fn is not None and not kwargs and ufunc.nin == 2 and ufunc.signature is None:
+        a, b = (_operand(x) for x in inputs)
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            raise _not_implemented(f"{name}.outer", " of a Python scalar")
+        result = fn(xp.reshape(a, a.shape + (1,) * b.ndim), b)
+    elif method == "reduce" and name in _REDUCTIONS and set(kwargs) <= {"axis", "keepdims"}:
         (x,) = inputs
         x = _operand(x)
         if dtype is not None:
             x = xp.astype(x, dt.as_dtype(dtype), copy=False)
-        return _write_out(out, _REDUCTIONS[name](x, axis=axis, keepdims=keepdims))
-    raise _not_implemented(f"{name}.{method}" if method != "__call__" else name)
+            dtype = None
+        result = _REDUCTIONS[name](x, axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    else:
+        raise _not_implemented(name if method == "__call__" else f"{name}.{method}")
+    if dtype is not None:
+        result = xp.astype(result, dt.as_dtype(dtype), copy=False)
+    return _write_out(out, result)
+
+
+def _foreign(xs) -> bool:
+    """Another array type with its own ufunc override: NEP 13 lets it answer (Dask, xarray)."""
+    return any(not isinstance(x, (Tensor, np.ndarray)) and hasattr(type(x), "__array_ufunc__")
+               and type(x).__array_ufunc__ is not None for x in xs)
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if _foreign(inputs + tuple(kwargs.get("out", ()))):
+        return NotImplemented
+    try:
+        return _native_ufunc(ufunc, method, inputs, dict(kwargs))
+    except TypeError as e:  # no kernel, or arguments outside the kernel's: NumPy answers
+        if isinstance(e, StridedError):
+            raise
+    op = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    return numpy_fallback.run(op, getattr(ufunc, method), inputs, kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -219,8 +241,10 @@ def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def _where(condition, x=_NO, y=_NO):
+    if x is _NO and y is _NO:
+        return _nonzero(condition)  # NumPy's one-argument where is nonzero
     if x is _NO or y is _NO:
-        raise _not_implemented("where", " with one argument (nonzero needs a kernel)")
+        raise _not_implemented("where", " with one of x and y")
     c = _operand(condition)
     if c.dtype is not dt.bool_:
         c = xp.not_equal(c, 0)
@@ -245,7 +269,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     d = axis % x.ndim if x.ndim else 0
     idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
     if idx.dtype.kind not in "iu":
-        raise TypeError(f"strided: numpy.take expects integer indices, got {idx.dtype}")
+        raise _not_implemented("take", f" of {idx.dtype} indices")
     flat = index_select(x, idx.reshape(-1), d)
     return _write_out(out, xp.reshape(flat, x.shape[:d] + idx.shape + x.shape[d + 1:]))
 
@@ -448,19 +472,25 @@ def implemented() -> list[str]:
     return sorted(f"{getattr(f, '__module__', 'numpy')}.{f.__name__}" for f in FUNCTIONS)
 
 
+def _name(func) -> str:
+    return f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+
+
 def array_function(self, func, types, args, kwargs):
     if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
         return NotImplemented  # another array type: let it (or NumPy) decide
     fn = FUNCTIONS.get(func)
-    if fn is None:
-        raise _not_implemented(getattr(func, "__name__", str(func)))
-    try:
-        return fn(*args, **kwargs)
-    except TypeError as e:
-        if "strided:" in str(e):
-            raise
-        # NumPy keywords outside what the translation takes: name the function, not a lambda.
-        raise TypeError(f"strided: numpy.{func.__name__} does not take these arguments here: {e}") from None
+    if fn is not None:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:  # arguments outside the translation's (NumPy keywords): NumPy answers
+            if isinstance(e, StridedError):
+                raise
+    op = _name(func)
+    refused = numpy_fallback.refused(op)
+    if refused is not None:
+        raise refused
+    return numpy_fallback.run(op, getattr(func, "_implementation", func), args, kwargs)
 
 
 Tensor.__array_ufunc__ = array_ufunc
