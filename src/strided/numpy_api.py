@@ -24,7 +24,7 @@ from . import array_api as xp
 from . import dtype as dt
 from . import numpy_fallback
 from .creation import empty, ones, zeros
-from .errors import StridedError
+from .errors import DTypeError, StridedError
 from .ops import index_select, unique
 from .tensor import Tensor
 
@@ -135,13 +135,9 @@ def _foreign(xs) -> bool:
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if _foreign(inputs + tuple(kwargs.get("out", ()))):
         return NotImplemented
-    try:
-        return _native_ufunc(ufunc, method, inputs, dict(kwargs))
-    except TypeError as e:  # no kernel, or arguments outside the kernel's: NumPy answers
-        if isinstance(e, StridedError):
-            raise
     op = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-    return numpy_fallback.run(op, getattr(ufunc, method), inputs, kwargs)
+    return _native_or_numpy(op, _native_ufunc, (ufunc, method, inputs, dict(kwargs)), {},
+                            getattr(ufunc, method), inputs, kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -380,12 +376,17 @@ def _from_like(name):
             obj, *rest = args
             dtype = rest[0] if rest else kwargs.pop("dtype", None)
             copy = kwargs.pop("copy", None if name != "array" else True)
-            kwargs.pop("device", None), kwargs.pop("subok", None), kwargs.pop("ndmin", None)
+            kwargs.pop("device", None), kwargs.pop("subok", None)
+            if kwargs.pop("ndmin", 0):
+                raise _not_implemented(name, " with ndmin=")
+            if not isinstance(obj, (Tensor, np.ndarray)):  # NumPy's dtype for Python values (f64, not f32)
+                obj = np.asarray(obj, dtype=dtype)
             return xp.asarray(obj, dtype=dtype, copy=copy)
         shape, *rest = args
         if name == "full":
             value, *rest = rest
-            return xp.full(shape, value, dtype=rest[0] if rest else kwargs.get("dtype"))
+            dtype = rest[0] if rest else kwargs.get("dtype")
+            return xp.full(shape, value, dtype=np.asarray(value).dtype if dtype is None else dtype)
         dtype = rest[0] if rest else kwargs.get("dtype")
         # NumPy's default dtype here is f64 (np.zeros(3, like=t) must match np.zeros(3)).
         return {"empty": empty, "zeros": zeros, "ones": ones}[name](shape, dt.f64 if dtype is None else dtype)
@@ -472,6 +473,27 @@ def implemented() -> list[str]:
     return sorted(f"{getattr(f, '__module__', 'numpy')}.{f.__name__}" for f in FUNCTIONS)
 
 
+def _native_or_numpy(op, native, native_args, native_kwargs, numpy_fn, args, kwargs):
+    """strided's kernel where it has one; NumPy on views where it has none: no translation
+    (``native`` None), arguments outside the translation's (a TypeError), or a dtype outside
+    the kernel's (a DTypeError; should NumPy refuse it too, the kernel's error stands)."""
+    kernel_error = None
+    if native is not None:
+        try:
+            return native(*native_args, **native_kwargs)
+        except DTypeError as e:
+            kernel_error = e
+        except TypeError as e:
+            if isinstance(e, StridedError):
+                raise
+    try:
+        return numpy_fallback.run(op, numpy_fn, args, kwargs)
+    except StridedError:
+        if kernel_error is not None:
+            raise kernel_error from None
+        raise
+
+
 def _name(func) -> str:
     return f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
 
@@ -479,18 +501,8 @@ def _name(func) -> str:
 def array_function(self, func, types, args, kwargs):
     if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
         return NotImplemented  # another array type: let it (or NumPy) decide
-    fn = FUNCTIONS.get(func)
-    if fn is not None:
-        try:
-            return fn(*args, **kwargs)
-        except TypeError as e:  # arguments outside the translation's (NumPy keywords): NumPy answers
-            if isinstance(e, StridedError):
-                raise
-    op = _name(func)
-    refused = numpy_fallback.refused(op)
-    if refused is not None:
-        raise refused
-    return numpy_fallback.run(op, getattr(func, "_implementation", func), args, kwargs)
+    return _native_or_numpy(_name(func), FUNCTIONS.get(func), args, kwargs, getattr(func, "_implementation", func), args,
+                            kwargs)
 
 
 Tensor.__array_ufunc__ = array_ufunc

@@ -27,9 +27,9 @@ that class (TypeError, IndexError, ``numpy.exceptions.AxisError``,
 ``numpy.linalg.LinAlgError``, FloatingPointError), so ``except ValueError`` in SciPy or
 pandas code keeps working; warnings (NumPy's or a filter's) pass unchanged.
 
-Refused, each with its reason (``REFUSED``): a function listed there, a tensor on a device
-(NumPy reads host memory only: no silent transfer) and a tensor autograd tracks (NumPy's
-answer has no gradient rule).
+Refused: a tensor on a device (NumPy reads host memory only: no silent transfer) and a tensor
+autograd tracks (NumPy's answer would have no gradient).  ``REFUSED`` lists the functions that
+do not give NumPy's answer for a tensor, each with its reason.
 """
 
 from __future__ import annotations
@@ -46,11 +46,15 @@ from .tensor import Tensor
 __all__ = ["run", "REFUSED", "NumPyTypeError", "NumPyAxisError", "NumPyLinAlgError", "NumPyFloatingPointError"]
 
 
-# NumPy name -> why strided does not hand it to NumPy.  Functions NumPy does not dispatch
-# to __array_function__ (np.frombuffer, np.lib.stride_tricks.as_strided, ...) never reach
-# this module: they read the tensor through __array__ and answer with an ndarray.
+# What does not give NumPy's answer for a tensor, and why (the scan's test calls each one and
+# prints the table).  Every function NumPy dispatches runs, natively or here; the two below are
+# functions NumPy never hands to ``__array_function__``, so strided cannot answer for them.
 REFUSED = {
-    "numpy.from_dlpack": "not dispatched by NumPy; strided.from_dlpack or np.asarray(t) instead",
+    "numpy.frombuffer": "its buffer argument needs the Python buffer protocol, which a pure-Python class "
+                        "cannot export before Python 3.12 (PEP 688), and NumPy does not dispatch the call; "
+                        "np.frombuffer(np.asarray(t)) or t.numpy() (zero-copy) instead",
+    "numpy.isfortran": "NumPy does not dispatch it and reads ndarray.flags, which a Tensor does not have; "
+                       "np.isfortran(np.asarray(t)) instead",
 }
 
 
@@ -78,11 +82,6 @@ class NumPyFloatingPointError(StridedError, FloatingPointError):
 # NumPy's exception class -> ours; the first of an exception's MRO found here wins.
 _ERRORS = {np.exceptions.AxisError: NumPyAxisError, np.linalg.LinAlgError: NumPyLinAlgError,
            TypeError: NumPyTypeError, IndexError: StridedIndexError, FloatingPointError: NumPyFloatingPointError}
-
-
-def refused(op: str) -> NumPyTypeError | None:
-    why = REFUSED.get(op)
-    return None if why is None else NumPyTypeError(f"{op}: refused for strided.Tensor: {why}")
 
 
 class _Call:
