@@ -116,7 +116,7 @@ scan("copy", lambda A: np.copy(A.x))
 scan("copyto", lambda A: (np.copyto(A.x, A.y), A.x)[1], lambda A: (np.copyto(A.x, 7.0, where=A.b), A.x)[1])
 scan("corrcoef", lambda A: np.corrcoef(A.x)); scan("cov", lambda A: np.cov(A.x), lambda A: np.cov(A.v, A.w))
 scan("count_nonzero", lambda A: np.count_nonzero(A.i, axis=0))
-scan("cross", lambda A: np.cross(A.q[:2], A.q[2:] if False else A.q[1:3]))
+scan("cross", lambda A: np.cross(A.q[:2], A.q[1:3]))
 scan("cumprod", lambda A: np.cumprod(A.x, axis=1)); scan("cumsum", lambda A: np.cumsum(A.x))
 scan("cumulative_prod", lambda A: np.cumulative_prod(A.v))
 scan("cumulative_sum", lambda A: np.cumulative_sum(A.x, axis=0, include_initial=True))
@@ -245,7 +245,7 @@ for _n, _call in {
     "det": lambda A: L.det(A.m), "diagonal": lambda A: L.diagonal(A.x3), "eig": lambda A: np.sort(np.real(L.eig(A.m)[0])),
     "eigh": lambda A: L.eigh(A.m).eigenvalues, "eigvals": lambda A: np.sort(np.real(L.eigvals(A.m))),
     "eigvalsh": lambda A: L.eigvalsh(A.m, UPLO="U"), "inv": lambda A: L.inv(A.m),
-    "lstsq": lambda A: L.lstsq(A.q, A.x[0, :4] if False else A.q[:, 0], rcond=None)[0],
+    "lstsq": lambda A: L.lstsq(A.q, A.q[:, 0], rcond=None)[0],
     "matmul": lambda A: L.matmul(A.x, A.q), "matrix_norm": lambda A: L.matrix_norm(A.x, ord="nuc"),
     "matrix_power": lambda A: L.matrix_power(A.m, 3), "matrix_rank": lambda A: L.matrix_rank(A.x),
     "matrix_transpose": lambda A: L.matrix_transpose(A.x3), "multi_dot": lambda A: L.multi_dot([A.x, A.q, A.x]),
