@@ -1,12 +1,15 @@
 """NumPy's ufuncs and functions on Tensors (NEP 13 ``__array_ufunc__``, NEP 18
-``__array_function__``): they return Tensors that strided computed.
+``__array_function__``): every one answers, with Tensors.
 
-``np.add(t, 1)``, ``np.sum(t, axis=0)``, ``np.concatenate([t, u])`` run the namespace's
-functions (``strided.array_api``, ``strided.linalg``), translated from NumPy's signatures.
-A NumPy function or ufunc method strided does not implement raises a TypeError that names
-it, rather than handing back an ndarray the caller did not ask for; so do NumPy keywords
-strided cannot honour (``where=``, ``initial=``, ``order='F'``, ...).  The zero-copy ways
-out to NumPy stay: ``np.asarray(t)``, ``t.numpy()``, ``__array_interface__`` and DLPack.
+Natively first: ``np.add(t, 1)``, ``np.sum(t, axis=0)``, ``np.concatenate([t, u])``,
+``np.add.outer(t, u)`` run the namespace's functions (``strided.array_api``,
+``strided.linalg``), translated from NumPy's signatures (``UFUNCS``, ``FUNCTIONS``).  What
+they do not cover goes to NumPy on zero-copy views of the tensors (``strided.numpy_fallback``):
+a function or ufunc method with no translation, NumPy keywords a translation does not take
+(``where=``, ``initial=``, ``order='F'``: the translation raises a TypeError, which sends the
+call on), and a dtype the kernel lacks (its DTypeError; when NumPy refuses that dtype too, the
+kernel's error is the one raised).  A fallback never replaces a kernel: a call the
+translation takes is computed by strided, and its errors are strided's.
 
 Operands: NumPy arrays among the inputs are viewed as tensors (no copy); NumPy scalars
 become rank-0 tensors of their dtype (so ``np.float64(2) * f32_tensor`` is f64, as in
