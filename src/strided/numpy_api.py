@@ -138,8 +138,7 @@ def _foreign(xs) -> bool:
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if _foreign(inputs + tuple(kwargs.get("out", ()))):
         return NotImplemented
-    op = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-    return _native_or_numpy(op, _native_ufunc, (ufunc, method, inputs, dict(kwargs)), {},
+    return _native_or_numpy((ufunc, method), _native_ufunc, (ufunc, method, inputs, dict(kwargs)), {},
                             getattr(ufunc, method), inputs, kwargs)
 
 
@@ -476,35 +475,40 @@ def implemented() -> list[str]:
     return sorted(f"{getattr(f, '__module__', 'numpy')}.{f.__name__}" for f in FUNCTIONS)
 
 
-def _native_or_numpy(op, native, native_args, native_kwargs, numpy_fn, args, kwargs):
+def _native_or_numpy(op: tuple, native, native_args, native_kwargs, numpy_fn, args, kwargs):
     """strided's kernel where it has one; NumPy on views where it has none: no translation
-    (``native`` None), arguments outside the translation's (a TypeError), or a dtype outside
-    the kernel's (a DTypeError; should NumPy refuse it too, the kernel's error stands)."""
+    (``native`` None), arguments outside the translation's (a TypeError, or any other error
+    that is not a StridedError: NumPy then answers or raises for them), or a dtype outside
+    the kernel's (a DTypeError; should NumPy refuse it too, the kernel's error stands).  Any
+    other StridedError is the kernel's answer to bad input and stands."""
     kernel_error = None
     if native is not None:
         try:
             return native(*native_args, **native_kwargs)
         except DTypeError as e:
             kernel_error = e
-        except TypeError as e:
-            if isinstance(e, StridedError):
-                raise
+        except StridedError:
+            raise
+        except Exception:  # noqa: BLE001 - e.g. a keyword the translation lacks: NumPy's call
+            pass
     try:
-        return numpy_fallback.run(op, numpy_fn, args, kwargs)
+        return numpy_fallback.run(_name(*op), numpy_fn, args, kwargs)
     except StridedError:
         if kernel_error is not None:
             raise kernel_error from None
         raise
 
 
-def _name(func) -> str:
-    return f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+def _name(func, method="__call__") -> str:
+    """``numpy.median``, ``numpy.linalg.norm``, ``numpy.add.outer``: what errors name."""
+    name = f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+    return name if method == "__call__" else f"{name}.{method}"
 
 
 def array_function(self, func, types, args, kwargs):
     if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
         return NotImplemented  # another array type: let it (or NumPy) decide
-    return _native_or_numpy(_name(func), FUNCTIONS.get(func), args, kwargs, getattr(func, "_implementation", func), args,
+    return _native_or_numpy((func,), FUNCTIONS.get(func), args, kwargs, getattr(func, "_implementation", func), args,
                             kwargs)
 
 
