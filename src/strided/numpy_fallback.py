@@ -97,9 +97,9 @@ class _Call:
         self.readonly = False
 
     def view(self, t: Tensor, out: bool = False) -> np.ndarray:
-        if t._storage.device != "cpu":
+        if t.device != "cpu":
             raise StridedError(f"{self.op}: NumPy computes this on host memory, but a tensor is on "
-                               f"{t._storage.device}; move it with t.to_device('cpu') (no silent transfer)")
+                               f"{t.device}; move it with t.to_device('cpu') (no silent transfer)")
         if t.track_op():
             raise StridedError(f"{self.op}: strided has no kernel for it and NumPy's answer would have no "
                                "gradient; call it on t.detach()")
@@ -156,12 +156,12 @@ class _Call:
             low = addr + sum((n - 1) * s for n, s in zip(r.shape, r.strides) if s < 0)
             high = addr + sum((n - 1) * s for n, s in zip(r.shape, r.strides) if s > 0) + item
             for t in self.tensors:
-                data = t._storage.data
+                data = t.storage.data
                 base = data.__array_interface__["data"][0]
                 if (data.dtype == r.dtype and base <= low and high <= base + data.nbytes
                         and (addr - base) % item == 0 and all(s % item == 0 for s in r.strides)):
                     lay = Layout(r.shape, tuple(s // item for s in r.strides), (addr - base) // item)
-                    return Tensor(t._storage, lay, t.dtype)
+                    return Tensor(t.storage, lay, t.dtype)
         return from_numpy(r)
 
     def error(self, e: Exception) -> StridedError:
