@@ -88,6 +88,8 @@ def test_sequences_and_array_like_objects():
         _check(t + v, a + np.asarray(ref))
         _check(v - t, np.asarray(ref) - a)
         _check(t * v, a * np.asarray(ref))
+    viewed = operand("add", WithInterface(inner[::-2]), "cpu")  # the interface's memory, no copy
+    assert np.shares_memory(np.asarray(viewed), inner) and viewed.stride == (-2,)
 
 
 def test_dlpack_operand_from_torch_is_viewed_without_copy():
