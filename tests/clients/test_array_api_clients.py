@@ -17,7 +17,8 @@ def test_einops_array_api():
     a, t = _t()
     cases = [
         (ea.rearrange(t, "a b c -> (b a) c"), np.transpose(a, (1, 0, 2)).reshape(6, 4)),
-        (ea.rearrange(t.mT[::-1], "a c b -> b (a c)"), np.transpose(np.swapaxes(a, -1, -2)[::-1], (2, 0, 1)).reshape(3, 8)),
+        (ea.rearrange(t.mT[::-1], "a c b -> b (a c)"),
+         np.transpose(np.swapaxes(a, -1, -2)[::-1], (2, 0, 1)).reshape(3, 8)),
         (ea.reduce(t.mT, "a c b -> a", "sum"), a.sum((1, 2))),
         (ea.reduce(t[:, ::-1], "a b c -> b c", "max"), a[:, ::-1].max(0)),
         (ea.repeat(t[0], "b c -> b c k", k=2), np.repeat(a[0][..., None], 2, axis=2)),

@@ -86,7 +86,8 @@ def _defers(x) -> bool:
     ufunc = getattr(type(x), "__array_ufunc__", _NO)
     if ufunc is not _NO and ufunc is not _NDARRAY_UFUNC:
         return True
-    return isinstance(x, np.ndarray) and getattr(x, "__array_priority__", 0.0) > getattr(Tensor, "__array_priority__", 0.0)
+    ours = getattr(Tensor, "__array_priority__", 0.0)
+    return isinstance(x, np.ndarray) and getattr(x, "__array_priority__", 0.0) > ours
 
 
 def _operands(op: str, values, comp: DType, shape, store: DType | None = None) -> tuple[list, list]:
