@@ -24,6 +24,7 @@ import importlib
 import numpy as np
 
 from . import array_api as xp
+from . import caches
 from . import dtype as dt
 from . import numpy_fallback
 from .creation import empty, ones, zeros
@@ -32,6 +33,9 @@ from .ops import index_select, unique
 from .tensor import Tensor
 
 __all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
+
+
+_NO = object()  # "not passed", for NumPy keywords strided does not take
 
 
 def _linalg():
@@ -103,13 +107,35 @@ def _write_out(out, result):
     return out
 
 
+_RESULT_DTYPE = caches.cache("numpy_api.ufunc_dtype", "ufunc, operand dtypes", 4096)
+
+
+def _numpys_dtype(ufunc, operands, result):
+    """The kernel's answer in the dtype NumPy's loop gives (sin of u8 is f16 in NumPy, f64 in
+    strided; square of bools is i8): a cast, the kernel still computes.  Tensor operands only:
+    Python scalars follow NEP 50 in both already."""
+    if not isinstance(result, Tensor) or not all(isinstance(x, Tensor) for x in operands):
+        return result
+    key = (ufunc, *(x.dtype for x in operands))
+    want = _RESULT_DTYPE.get(key, _NO)
+    if want is _NO:
+        try:
+            got = ufunc.resolve_dtypes(tuple(x.dtype.np for x in operands) + (None,) * ufunc.nout)
+            want = dt.as_dtype(got[-1]) if ufunc.nout == 1 else None
+        except (TypeError, ValueError):  # no loop: NumPy refuses, the kernel's answer stands
+            want = None
+        _RESULT_DTYPE.put(key, want)
+    return result if want is None or result.dtype is want else xp.astype(result, want)
+
+
 def _native_ufunc(ufunc, method, inputs, kwargs):
     name = ufunc.__name__
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
     fn = UFUNCS.get(name)
     if method == "__call__" and fn is not None and not kwargs:
-        result = fn(*[_operand(x) for x in inputs])
+        operands = [_operand(x) for x in inputs]
+        result = _numpys_dtype(ufunc, operands, fn(*operands))
     elif method == "outer" and fn is not None and not kwargs and ufunc.nin == 2 and ufunc.signature is None:
         a, b = (_operand(x) for x in inputs)
         if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
@@ -145,7 +171,6 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 # ---------------------------------------------------------------------------
 # NumPy functions, in NumPy's signatures
 
-_NO = object()  # "not passed", for NumPy keywords strided does not take
 
 
 def _refuse(name: str, **given):

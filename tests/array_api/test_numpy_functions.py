@@ -181,3 +181,12 @@ def test_another_array_type_with_its_own_ufunc_override_answers():
 
 def test_the_fallback_module_documents_its_table():
     assert all(name.startswith("numpy.") and why for name, why in numpy_fallback.REFUSED.items())
+
+
+def test_native_ufuncs_answer_in_numpys_dtype():
+    # the kernels compute; the answer is cast to the dtype of NumPy's loop (was f64 and bool)
+    u = np.array([1, 4, 9], np.uint8)
+    b = np.array([True, False])
+    for got, want in ((np.sqrt(sd.asarray(u)), np.sqrt(u)), (np.square(sd.asarray(b)), np.square(b))):
+        same(got, want)
+    assert np.add(sd.asarray(u), 1).dtype is sd.u8  # a Python scalar stays weak
