@@ -172,7 +172,6 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 # NumPy functions, in NumPy's signatures
 
 
-
 def _refuse(name: str, **given):
     """TypeError for NumPy keywords passed with a value strided does not honour."""
     bad = [k for k, v in given.items() if v is not _NO and v is not None and v is not False]
@@ -434,7 +433,8 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     x = _float_for_stats(_operand(a))
     total = _nansum(x, axis=axis, dtype=dtype, keepdims=keepdims)
     count = xp.sum(xp.logical_not(xp.isnan(x)), axis=axis, keepdims=keepdims)
-    return _write_out(out, xp.divide(total, count))
+    # the count in the sum's dtype: NumPy's nanmean of f32 is f32 (an i64 count made it f64)
+    return _write_out(out, xp.divide(total, xp.astype(count, total.dtype)))
 
 
 def _sort_fn(name):

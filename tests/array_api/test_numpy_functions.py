@@ -190,3 +190,8 @@ def test_native_ufuncs_answer_in_numpys_dtype():
     for got, want in ((np.sqrt(sd.asarray(u)), np.sqrt(u)), (np.square(sd.asarray(b)), np.square(b))):
         same(got, want)
     assert np.add(sd.asarray(u), 1).dtype is sd.u8  # a Python scalar stays weak
+
+
+def test_nanmean_keeps_the_float_dtype():
+    a = np.array([[1.0, np.nan], [2.0, 4.0]], np.float32)
+    same(np.nanmean(sd.asarray(a), axis=0), np.nanmean(a, axis=0), rtol=1e-6)
