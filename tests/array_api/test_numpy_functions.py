@@ -195,3 +195,11 @@ def test_native_ufuncs_answer_in_numpys_dtype():
 def test_nanmean_keeps_the_float_dtype():
     a = np.array([[1.0, np.nan], [2.0, 4.0]], np.float32)
     same(np.nanmean(sd.asarray(a), axis=0), np.nanmean(a, axis=0), rtol=1e-6)
+
+
+def test_a_kernels_error_for_bad_input_stands():
+    # bad input to a native call is strided's error, not a second try through NumPy
+    with pytest.raises(sd.ShapeError, match=r"^add: shapes \(3,\) and \(4,\)"):
+        np.add(sd.ones((3,), sd.f64), sd.ones((4,), sd.f64))
+    with pytest.raises(sd.StridedIndexError, match="^sum: dim 4"):
+        np.sum(sd.ones((3,), sd.f64), axis=4)
