@@ -140,7 +140,7 @@ def _native_ufunc(ufunc, method, inputs, kwargs):
         a, b = (_operand(x) for x in inputs)
         if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
             raise _not_implemented(f"{name}.outer", " of a Python scalar")
-        result = fn(xp.reshape(a, a.shape + (1,) * b.ndim), b)
+        result = _numpys_dtype(ufunc, (a, b), fn(xp.reshape(a, a.shape + (1,) * b.ndim), b))
     elif method == "reduce" and name in _REDUCTIONS and set(kwargs) <= {"axis", "keepdims"}:
         (x,) = inputs
         x = _operand(x)
