@@ -75,14 +75,29 @@ def _axes(op: str, x: Tensor, axis) -> tuple[int, ...]:
 # data type functions
 
 
+def _dtype_value(op: str, d):
+    """A strided dtype, or the NumPy dtype a NumPy dtype or scalar type (``np.dtype("f8")``,
+    ``np.float32``) names, as a strided dtype where strided holds it; anything else (a name, a
+    Python type) is refused, as NumPy's ``isdtype`` refuses it."""
+    if isinstance(d, DType):
+        return d
+    npd = dt.numpy_dtype(d)
+    if npd is None:
+        raise DTypeError(f"{op}: expected a strided or NumPy dtype, got {d!r}")
+    try:
+        return dt.as_dtype(npd)
+    except DTypeError:
+        return npd  # one strided does not hold (a string, float128): its kind still answers
+
+
 def isdtype(dtype, kind) -> bool:
-    """Whether ``dtype`` is of ``kind``: a dtype, one of the standard's kind names, or a tuple of them."""
-    if not isinstance(dtype, DType):
-        raise DTypeError(f"isdtype: expected a strided dtype, got {dtype!r}")
+    """Whether ``dtype`` (strided's or NumPy's) is of ``kind``: a dtype, one of the standard's
+    kind names, or a tuple of them."""
+    dtype = _dtype_value("isdtype", dtype)
     if isinstance(kind, tuple):
         return builtins.any(isdtype(dtype, k) for k in kind)
-    if isinstance(kind, DType):
-        return dtype is kind
+    if isinstance(kind, DType) or dt.numpy_dtype(kind) is not None:
+        return dtype == _dtype_value("isdtype", kind)
     if not isinstance(kind, str):
         raise DTypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {kind!r}")
     tests = {

@@ -60,6 +60,17 @@ class DType:
             raise AttributeError(attr)
         return getattr(self.np, attr)
 
+    def __eq__(self, other):
+        # NumPy's dtypes and types name the same dtype (``t.dtype == np.float32``, as code
+        # written for ndarrays asks); a strided dtype is equal only to itself.
+        if isinstance(other, DType):
+            return self is other
+        found = numpy_dtype(other)
+        return found is not None and found == self.np
+
+    def __hash__(self):
+        return hash(self.np)  # as np.dtype's: equal dtypes hash alike
+
     def __repr__(self):
         return f"strided.{self.name}"
 
@@ -158,6 +169,16 @@ def as_dtype(d) -> DType:
             f"dtype: numpy dtype {npd} is not supported (expected one of {', '.join(_BY_NAME)})"
         )
     return found
+
+
+def numpy_dtype(d) -> np.dtype | None:
+    """The NumPy dtype ``d`` names when it is one (a ``np.dtype`` or a NumPy scalar type such as
+    ``np.float32``, ml_dtypes' bfloat16 included), else None."""
+    if isinstance(d, np.dtype):
+        return d
+    if isinstance(d, type) and issubclass(d, np.generic):
+        return np.dtype(d)
+    return None
 
 
 def from_numpy_dtype(npd: np.dtype) -> DType:

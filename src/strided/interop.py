@@ -53,6 +53,7 @@ DLPack, consumer (``from_dlpack``)
 from __future__ import annotations
 
 import ctypes
+import numbers
 import threading
 
 import numpy as np
@@ -67,11 +68,84 @@ from .storage import wrap
 from .tensor import Tensor
 
 __all__ = ["array_interface", "cuda_array_interface", "interface_layout", "from_cuda_array_interface", "to_dlpack",
-           "from_dlpack", "DLPackError", "dlpack_counters"]
+           "from_dlpack", "DLPackError", "dlpack_counters", "operand", "NotNumeric"]
 
 
 class DLPackError(StridedError, BufferError):
     """A DLPack exchange that cannot happen (the spec asks for BufferError)."""
+
+
+# ---------------------------------------------------------------------------
+# foreign arrays as operands
+
+
+class NotNumeric(DTypeError):
+    """An operand NumPy reads as an array of non-numbers (None, strings, objects); ``shape`` is
+    that array's, which ``==`` and ``!=`` broadcast their constant answer to (NumPy's rule)."""
+
+    def __init__(self, message: str, shape: tuple):
+        super().__init__(message)
+        self.shape = shape
+
+
+_NUMERIC_KINDS = frozenset("biufc")
+
+
+def operand(op: str, x, device: str):
+    """``x`` as an operand of ``op`` beside tensors on ``device``.
+
+    A tensor and a Python number stay as they are (a number is weak: it only widens the
+    tensor's kind).  Anything else is an array with NumPy's dtype, NumPy scalars and 0-d
+    arrays included (typed, as in NumPy 2): a NumPy array is viewed where it lies (any
+    strides), a DLPack producer (PyTorch) through its capsule, an object with
+    ``__array_interface__`` or ``__array__`` through ``np.asarray`` (a view when the object
+    gives one), a nested sequence by NumPy's dtype discovery.  For a tensor on a device,
+    device memory (``__cuda_array_interface__``) is taken as it is and host data is refused:
+    nothing moves between host and device unasked."""
+    if isinstance(x, Tensor) or (isinstance(x, numbers.Number) and not isinstance(x, np.generic)):
+        return x
+    if device != "cpu":
+        if hasattr(x, "__cuda_array_interface__"):
+            return _foreign(op, x, from_cuda_array_interface, x, op)
+        raise StridedError(
+            f"{op}: the tensor is on {device} and the {_kind(x)} operand is host data; strided moves "
+            f"nothing to a device unasked (strided.asarray(x, device={device!r}) copies it there)")
+    if isinstance(x, np.ndarray):
+        a = x
+    elif hasattr(x, "__cuda_array_interface__"):
+        raise StridedError(f"{op}: the tensor is on the CPU and the {_kind(x)} operand is device memory; "
+                           "strided moves nothing between devices unasked (t.to_device(...) moves the tensor)")
+    elif hasattr(x, "__dlpack__") and not isinstance(x, np.generic):
+        return _foreign(op, x, from_dlpack, x)
+    else:
+        a = _foreign(op, x, np.asarray, x)
+    if a.dtype.kind not in _NUMERIC_KINDS:
+        raise NotNumeric(f"{op}: expected a tensor, a number or an array of numbers, got a {_kind(x)} "
+                         f"that NumPy reads as dtype {a.dtype}", a.shape)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))  # byte-swapped data computes only after a swap
+    try:
+        return from_numpy(a)
+    except DTypeError as e:
+        raise DTypeError(f"{op}: the {_kind(x)} operand has dtype {a.dtype}, which strided does not hold "
+                         f"({e})") from None
+
+
+def _kind(x) -> str:
+    """``x``'s type as its package spells it (``numpy.ndarray``, ``torch.Tensor``)."""
+    cls = type(x)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+
+
+def _foreign(op: str, x, read, *args):
+    """``read(*args)``, with whatever the foreign object raises turned into a StridedError naming ``op``."""
+    try:
+        return read(*args)
+    except StridedError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a foreign protocol may raise anything
+        raise StridedError(f"{op}: cannot read the {_kind(x)} operand as an array: "
+                           f"{type(e).__name__}: {e}") from None
 
 
 # ---------------------------------------------------------------------------

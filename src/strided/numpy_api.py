@@ -1,12 +1,15 @@
 """NumPy's ufuncs and functions on Tensors (NEP 13 ``__array_ufunc__``, NEP 18
-``__array_function__``): they return Tensors that strided computed.
+``__array_function__``): every one answers, with Tensors.
 
-``np.add(t, 1)``, ``np.sum(t, axis=0)``, ``np.concatenate([t, u])`` run the namespace's
-functions (``strided.array_api``, ``strided.linalg``), translated from NumPy's signatures.
-A NumPy function or ufunc method strided does not implement raises a TypeError that names
-it, rather than handing back an ndarray the caller did not ask for; so do NumPy keywords
-strided cannot honour (``where=``, ``initial=``, ``order='F'``, ...).  The zero-copy ways
-out to NumPy stay: ``np.asarray(t)``, ``t.numpy()``, ``__array_interface__`` and DLPack.
+Natively first: ``np.add(t, 1)``, ``np.sum(t, axis=0)``, ``np.concatenate([t, u])``,
+``np.add.outer(t, u)`` run the namespace's functions (``strided.array_api``,
+``strided.linalg``), translated from NumPy's signatures (``UFUNCS``, ``FUNCTIONS``).  What
+they do not cover goes to NumPy on zero-copy views of the tensors (``strided.numpy_fallback``):
+a function or ufunc method with no translation, NumPy keywords a translation does not take
+(``where=``, ``initial=``, ``order='F'``: the translation raises a TypeError, which sends the
+call on), and a dtype the kernel lacks (its DTypeError; when NumPy refuses that dtype too, the
+kernel's error is the one raised).  A fallback never replaces a kernel: a call the
+translation takes is computed by strided, and its errors are strided's.
 
 Operands: NumPy arrays among the inputs are viewed as tensors (no copy); NumPy scalars
 become rank-0 tensors of their dtype (so ``np.float64(2) * f32_tensor`` is f64, as in
@@ -21,12 +24,18 @@ import importlib
 import numpy as np
 
 from . import array_api as xp
+from . import caches
 from . import dtype as dt
+from . import numpy_fallback
 from .creation import empty, ones, zeros
+from .errors import DTypeError, StridedError
 from .ops import index_select, unique
 from .tensor import Tensor
 
 __all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
+
+
+_NO = object()  # "not passed", for NumPy keywords strided does not take
 
 
 def _linalg():
@@ -46,9 +55,12 @@ def _operand(x):
     return x  # a Python scalar
 
 
+class _NotNative(TypeError):
+    """What strided's kernels do not compute (a function, a keyword): NumPy does, on views."""
+
+
 def _not_implemented(what: str, why: str = "") -> TypeError:
-    return TypeError(f"strided: numpy.{what} is not implemented for strided.Tensor{why} "
-                     "(np.asarray(t) gives a zero-copy ndarray to call NumPy on)")
+    return _NotNative(f"strided: numpy.{what} has no strided kernel{why}")
 
 
 def _matmul(a, b):
@@ -91,41 +103,73 @@ def _write_out(out, result):
     elif isinstance(out, np.ndarray):
         np.copyto(out, result.numpy(), casting="unsafe")
     else:
-        raise TypeError(f"strided: out= must be a strided.Tensor or a numpy.ndarray, got {type(out).__name__}")
+        raise _not_implemented("ufunc", f" writing out= a {type(out).__name__}")
     return out
 
 
-def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+_RESULT_DTYPE = caches.cache("numpy_api.ufunc_dtype", "ufunc, operand dtypes", 4096)
+
+
+def _numpys_dtype(ufunc, operands, result):
+    """The kernel's answer in the dtype NumPy's loop gives (sin of u8 is f16 in NumPy, f64 in
+    strided; square of bools is i8): a cast, the kernel still computes.  Tensor operands only:
+    Python scalars follow NEP 50 in both already."""
+    if not isinstance(result, Tensor) or not all(isinstance(x, Tensor) for x in operands):
+        return result
+    key = (ufunc, *(x.dtype for x in operands))
+    want = _RESULT_DTYPE.get(key, _NO)
+    if want is _NO:
+        try:
+            got = ufunc.resolve_dtypes(tuple(x.dtype.np for x in operands) + (None,) * ufunc.nout)
+            want = dt.as_dtype(got[-1]) if ufunc.nout == 1 else None
+        except (TypeError, ValueError):  # no loop: NumPy refuses, the kernel's answer stands
+            want = None
+        _RESULT_DTYPE.put(key, want)
+    return result if want is None or result.dtype is want else xp.astype(result, want)
+
+
+def _native_ufunc(ufunc, method, inputs, kwargs):
     name = ufunc.__name__
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
-    if method == "__call__":
-        fn = UFUNCS.get(name)
-        if fn is None:
-            raise _not_implemented(name)
-        if kwargs:
-            raise _not_implemented(name, f" with {', '.join(sorted(kwargs))}=")
-        result = fn(*[_operand(x) for x in inputs])
-        if dtype is not None:
-            result = xp.astype(result, dt.as_dtype(dtype), copy=False)
-        return _write_out(out, result)
-    if method == "reduce" and name in _REDUCTIONS:
-        axis = kwargs.pop("axis", 0)
-        keepdims = kwargs.pop("keepdims", False)
-        if kwargs:
-            raise _not_implemented(f"{name}.reduce", f" with {', '.join(sorted(kwargs))}=")
+    fn = UFUNCS.get(name)
+    if method == "__call__" and fn is not None and not kwargs:
+        operands = [_operand(x) for x in inputs]
+        result = _numpys_dtype(ufunc, operands, fn(*operands))
+    elif method == "outer" and fn is not None and not kwargs and ufunc.nin == 2 and ufunc.signature is None:
+        a, b = (_operand(x) for x in inputs)
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            raise _not_implemented(f"{name}.outer", " of a Python scalar")
+        result = _numpys_dtype(ufunc, (a, b), fn(xp.reshape(a, a.shape + (1,) * b.ndim), b))
+    elif method == "reduce" and name in _REDUCTIONS and set(kwargs) <= {"axis", "keepdims"}:
         (x,) = inputs
         x = _operand(x)
         if dtype is not None:
             x = xp.astype(x, dt.as_dtype(dtype), copy=False)
-        return _write_out(out, _REDUCTIONS[name](x, axis=axis, keepdims=keepdims))
-    raise _not_implemented(f"{name}.{method}" if method != "__call__" else name)
+            dtype = None
+        result = _REDUCTIONS[name](x, axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    else:
+        raise _not_implemented(name if method == "__call__" else f"{name}.{method}")
+    if dtype is not None:
+        result = xp.astype(result, dt.as_dtype(dtype), copy=False)
+    return _write_out(out, result)
+
+
+def _foreign(xs) -> bool:
+    """Another array type with its own ufunc override: NEP 13 lets it answer (Dask, xarray)."""
+    return any(not isinstance(x, (Tensor, np.ndarray)) and hasattr(type(x), "__array_ufunc__")
+               and type(x).__array_ufunc__ is not None for x in xs)
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if _foreign(inputs + tuple(kwargs.get("out", ()))):
+        return NotImplemented
+    return _native_or_numpy((ufunc, method), _native_ufunc, (ufunc, method, inputs, dict(kwargs)), {},
+                            getattr(ufunc, method), inputs, kwargs)
 
 
 # ---------------------------------------------------------------------------
 # NumPy functions, in NumPy's signatures
-
-_NO = object()  # "not passed", for NumPy keywords strided does not take
 
 
 def _refuse(name: str, **given):
@@ -219,8 +263,10 @@ def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def _where(condition, x=_NO, y=_NO):
+    if x is _NO and y is _NO:
+        return _nonzero(condition)  # NumPy's one-argument where is nonzero
     if x is _NO or y is _NO:
-        raise _not_implemented("where", " with one argument (nonzero needs a kernel)")
+        raise _not_implemented("where", " with one of x and y")
     c = _operand(condition)
     if c.dtype is not dt.bool_:
         c = xp.not_equal(c, 0)
@@ -245,7 +291,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     d = axis % x.ndim if x.ndim else 0
     idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
     if idx.dtype.kind not in "iu":
-        raise TypeError(f"strided: numpy.take expects integer indices, got {idx.dtype}")
+        raise _not_implemented("take", f" of {idx.dtype} indices")
     flat = index_select(x, idx.reshape(-1), d)
     return _write_out(out, xp.reshape(flat, x.shape[:d] + idx.shape + x.shape[d + 1:]))
 
@@ -356,12 +402,17 @@ def _from_like(name):
             obj, *rest = args
             dtype = rest[0] if rest else kwargs.pop("dtype", None)
             copy = kwargs.pop("copy", None if name != "array" else True)
-            kwargs.pop("device", None), kwargs.pop("subok", None), kwargs.pop("ndmin", None)
+            kwargs.pop("device", None), kwargs.pop("subok", None)
+            if kwargs.pop("ndmin", 0):
+                raise _not_implemented(name, " with ndmin=")
+            if not isinstance(obj, (Tensor, np.ndarray)):  # NumPy's dtype for Python values (f64, not f32)
+                obj = np.asarray(obj, dtype=dtype)
             return xp.asarray(obj, dtype=dtype, copy=copy)
         shape, *rest = args
         if name == "full":
             value, *rest = rest
-            return xp.full(shape, value, dtype=rest[0] if rest else kwargs.get("dtype"))
+            dtype = rest[0] if rest else kwargs.get("dtype")
+            return xp.full(shape, value, dtype=np.asarray(value).dtype if dtype is None else dtype)
         dtype = rest[0] if rest else kwargs.get("dtype")
         # NumPy's default dtype here is f64 (np.zeros(3, like=t) must match np.zeros(3)).
         return {"empty": empty, "zeros": zeros, "ones": ones}[name](shape, dt.f64 if dtype is None else dtype)
@@ -382,7 +433,8 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     x = _float_for_stats(_operand(a))
     total = _nansum(x, axis=axis, dtype=dtype, keepdims=keepdims)
     count = xp.sum(xp.logical_not(xp.isnan(x)), axis=axis, keepdims=keepdims)
-    return _write_out(out, xp.divide(total, count))
+    # the count in the sum's dtype: NumPy's nanmean of f32 is f32 (an i64 count made it f64)
+    return _write_out(out, xp.divide(total, xp.astype(count, total.dtype)))
 
 
 def _sort_fn(name):
@@ -448,19 +500,41 @@ def implemented() -> list[str]:
     return sorted(f"{getattr(f, '__module__', 'numpy')}.{f.__name__}" for f in FUNCTIONS)
 
 
+def _native_or_numpy(op: tuple, native, native_args, native_kwargs, numpy_fn, args, kwargs):
+    """strided's kernel where it has one; NumPy on views where it has none: no translation
+    (``native`` None), arguments outside the translation's (a TypeError, or any other error
+    that is not a StridedError: NumPy then answers or raises for them), or a dtype outside
+    the kernel's (a DTypeError; should NumPy refuse it too, the kernel's error stands).  Any
+    other StridedError is the kernel's answer to bad input and stands."""
+    kernel_error = None
+    if native is not None:
+        try:
+            return native(*native_args, **native_kwargs)
+        except DTypeError as e:
+            kernel_error = e
+        except StridedError:
+            raise
+        except Exception:  # noqa: BLE001 - e.g. a keyword the translation lacks: NumPy's call
+            pass
+    try:
+        return numpy_fallback.run(_name(*op), numpy_fn, args, kwargs)
+    except StridedError:
+        if kernel_error is not None:
+            raise kernel_error from None
+        raise
+
+
+def _name(func, method="__call__") -> str:
+    """``numpy.median``, ``numpy.linalg.norm``, ``numpy.add.outer``: what errors name."""
+    name = f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+    return name if method == "__call__" else f"{name}.{method}"
+
+
 def array_function(self, func, types, args, kwargs):
     if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
         return NotImplemented  # another array type: let it (or NumPy) decide
-    fn = FUNCTIONS.get(func)
-    if fn is None:
-        raise _not_implemented(getattr(func, "__name__", str(func)))
-    try:
-        return fn(*args, **kwargs)
-    except TypeError as e:
-        if "strided:" in str(e):
-            raise
-        # NumPy keywords outside what the translation takes: name the function, not a lambda.
-        raise TypeError(f"strided: numpy.{func.__name__} does not take these arguments here: {e}") from None
+    return _native_or_numpy((func,), FUNCTIONS.get(func), args, kwargs, getattr(func, "_implementation", func), args,
+                            kwargs)
 
 
 Tensor.__array_ufunc__ = array_ufunc

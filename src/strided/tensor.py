@@ -43,6 +43,7 @@ from .dtype import DType
 from .errors import ShapeError, StridedError, StridedIndexError
 from .layout import Layout
 from .layout.layout import as_int_tuple as int_tuple, keep_derived, norm_dim
+from .backend import BACKENDS
 from .storage import Storage
 
 
@@ -78,8 +79,15 @@ def record(out: "Tensor", name: str, inputs: tuple, **ctx) -> "Tensor":
     return out
 
 
+class UnsizedError(StridedError, TypeError):
+    """``len`` or iteration of a rank-0 tensor: a TypeError too, as Python's protocols (and
+    NumPy, and code probing ``iter(x)``) expect."""
+
+
 class Tensor:
     __slots__ = ("_storage", "layout", "dtype", "_op", "_is_var", "__weakref__")
+    # == is elementwise (installed by strided.ops), so a tensor is no dict key (as an ndarray)
+    __hash__ = None
 
     def __init__(self, storage: Storage, layout: Layout, dtype: DType, op: Op | None = None):
         self._storage = storage
@@ -114,8 +122,30 @@ class Tensor:
 
     def __len__(self) -> int:
         if not self.ndim:
-            raise StridedError("len: a rank-0 tensor has no length")
+            raise UnsizedError("len: a rank-0 tensor has no length")
         return self.shape[0]
+
+    def __iter__(self):
+        """The rows (dim 0), each a view of this buffer, as NumPy iterates an array."""
+        if not self.ndim:
+            raise UnsizedError("iter: a rank-0 tensor cannot be iterated")
+        return (self._view(self.layout.select(0, i), "select", 0, i) for i in range(self.shape[0]))
+
+    def __contains__(self, value) -> bool:
+        """``value in t``: whether some element equals it (NumPy's ``(t == value).any()``)."""
+        return bool(np.any((self == value).numpy()))
+
+    def __format__(self, spec: str) -> str:
+        """A format spec formats the element of a rank-0 tensor (``f"{t:.3f}"``); the empty spec is ``str``."""
+        if not spec:
+            return str(self)
+        if self.ndim:
+            raise StridedError(f"format: the spec {spec!r} formats rank-0 tensors only, got shape {self.shape}")
+        return format(self.item(), spec)
+
+    def __copy__(self) -> "Tensor":
+        """A new buffer holding what this view reaches, under the same layout (as ``deepcopy``)."""
+        return self.__deepcopy__({})
 
     @property
     def storage(self) -> Storage:
@@ -157,6 +187,11 @@ class Tensor:
         if s.device != "cpu":
             return s.to_host(self.layout)
         return numpy_view(s.data, self.layout)
+
+    def to_numpy(self) -> np.ndarray:
+        """``numpy()`` under the name pandas and xarray give it, by which matplotlib and others
+        unpack array containers (a 2-D tensor is then read by columns, as an ndarray)."""
+        return self.numpy()
 
     def tolist(self):
         return self.numpy().tolist()
@@ -307,12 +342,24 @@ def numpy_view(buf: np.ndarray, lay: Layout) -> np.ndarray:
 
 
 def same_buffer(a: Tensor, b: Tensor) -> bool:
-    """Whether two tensors view the same memory (the seed's "same buffer" column)."""
+    """Whether two tensors view the same memory (the seed's "same buffer" column): whether
+    their buffers' byte ranges meet, whichever objects own them (a DLPack round trip through
+    PyTorch, ``np.asarray`` and back give other owners of the same memory).  Exact, as every
+    buffer is 1-D and dense."""
     if a._storage is b._storage:
         return True
-    pa, pb = a._storage.data, b._storage.data
-    # Both are 1-D dense buffers, so the bounds test numpy does at max_work=0 is exact.
-    return bool(pa.size and pb.size and np.shares_memory(pa, pb, max_work=0))
+    if a._storage.device != b._storage.device:
+        return False
+    ra, rb = buffer_range(a), buffer_range(b)
+    return ra[0] < ra[1] and rb[0] < rb[1] and ra[0] < rb[1] and rb[0] < ra[1]
+
+
+def buffer_range(t: Tensor) -> tuple[int, int]:
+    """``(first, end)`` byte addresses of ``t``'s whole buffer on its device."""
+    s = t._storage
+    data = s.data
+    start = data.__array_interface__["data"][0] if s.device == "cpu" else BACKENDS[s.device].storage.pointer(data)
+    return start, start + len(data) * data.itemsize
 
 
 def as_strided(t: Tensor, shape, stride, offset=None) -> Tensor:

@@ -206,8 +206,12 @@ def _install() -> None:
         if not (spec.methods or spec.operators or spec.reflected):
             continue
         fn, reflected = _method(spec)
-        for name in spec.methods + spec.operators:
+        for name in spec.methods:
             setattr(Tensor, name, fn)
+        # a binary operator leaves ``t op x`` to an x that takes part in NumPy's dispatch (elementwise._defers)
+        op_fn = elementwise.install("operator", spec.name) if spec.family == "binary" else fn
+        for name in spec.operators:
+            setattr(Tensor, name, op_fn)
         for name in spec.reflected:
             setattr(Tensor, name, reflected)
     # Copies and writes through views (tensor.py's docstring lists what is installed from where).

@@ -28,6 +28,7 @@ from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import full
 from ..dtype import DType
 from ..errors import DTypeError, StridedError
+from ..interop import NotNumeric, operand
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
 from ..storage import alloc, wrap
@@ -60,6 +61,33 @@ def _dense(lay: Layout, dtype: DType, device: str = "cpu") -> Tensor:
 
 def _tensors(*xs) -> tuple:
     return tuple(x for x in xs if isinstance(x, Tensor))
+
+
+def _intake(op: str, values: tuple) -> tuple:
+    """The operands of ``op`` with every foreign array (NumPy arrays and scalars, sequences,
+    DLPack and array-interface objects) a tensor beside the tensors among them, on their device
+    (``interop.operand``: a view of the array's memory where its layout allows)."""
+    ts = _tensors(*values)
+    device = ts[0]._storage.device if ts else "cpu"
+    return tuple(operand(op, x, device) for x in values)
+
+
+_NO = object()
+_NDARRAY_UFUNC = np.ndarray.__array_ufunc__
+
+
+def _defers(x) -> bool:
+    """Whether ``tensor op x`` is left to ``x``'s reflected operator, as NumPy's operators leave
+    it: ``x`` takes part in NumPy's dispatch itself (a Dask or xarray array, a pandas Series:
+    its own ``__array_ufunc__``, None included), or is an ndarray subclass of higher
+    ``__array_priority__`` (a masked array).  A reflected operator never defers: ``x`` had its turn."""
+    if isinstance(x, (Tensor, numbers.Number, np.generic, list, tuple)) or type(x) is np.ndarray:
+        return False
+    ufunc = getattr(type(x), "__array_ufunc__", _NO)
+    if ufunc is not _NO and ufunc is not _NDARRAY_UFUNC:
+        return True
+    ours = getattr(Tensor, "__array_priority__", 0.0)
+    return isinstance(x, np.ndarray) and getattr(x, "__array_priority__", 0.0) > ours
 
 
 def _operands(op: str, values, comp: DType, shape, store: DType | None = None) -> tuple[list, list]:
@@ -270,10 +298,11 @@ def _int_beyond(op: str, a, b, comp: DType) -> bool | None:
     return above if v > info.max else not above
 
 
-def binary_fn(op: str):
-    """``op`` as a function of two operands (tensors or Python scalars): the kept decision
-    when there is one, else ``kernel_binary``.  Tensor's methods are these functions."""
-    bound, slow = _BOUND, kernel_binary
+def binary_fn(op: str, operator: bool = False):
+    """``op`` as a function of two operands (tensors, scalars or arrays): the kept decision
+    when there is one, else ``kernel_binary``.  Tensor's methods are these functions; its
+    operators (``operator=True``) first leave ``tensor op x`` to an ``x`` that defers (``_defers``)."""
+    bound, slow = _BOUND, (_operator_binary if operator else kernel_binary)
 
     def fn(a, b):
         if isinstance(a, Tensor):
@@ -319,6 +348,10 @@ def binary_fn(op: str):
     return fn
 
 
+def _operator_binary(op: str, a, b):
+    return NotImplemented if _defers(b) else kernel_binary(op, a, b)
+
+
 def binary(op: str, a, b) -> Tensor:
     """``a op b`` elementwise, NumPy's broadcasting and promotion; a or b may be a scalar."""
     fn = _BINARY_FNS.get(op)
@@ -330,9 +363,19 @@ def kernel_binary(op: str, a, b) -> Tensor:
     spec = REGISTRY.get(op)
     if spec is None or spec.family != "binary":
         raise StridedError(f"binary: unknown op {op!r}")
-    for x in (a, b):
-        if not isinstance(x, (Tensor, numbers.Number, np.generic)):
-            raise StridedError(f"{op}: expected a tensor or a scalar operand, got {type(x).__name__}")
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        try:
+            a, b = _intake(op, (a, b))
+        except NotNumeric as e:
+            if op not in ("eq", "ne"):
+                raise
+            # NumPy's answer for None, strings and objects: never equal, elementwise
+            ts = _tensors(a, b)
+            shape = broadcast_shapes(op, *[t.shape for t in ts], e.shape)
+            return full(shape, op == "ne", dt.bool_, device=ts[0]._storage.device if ts else None)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            raise StridedError(f"{op}: expected a tensor or an array among the operands, got "
+                               f"{type(a).__name__} and {type(b).__name__}")
     comp, want = binary_dtypes(op, a, b)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     sa = a.shape if ta else ()
@@ -369,11 +412,14 @@ def kernel_binary(op: str, a, b) -> Tensor:
 
 _UNARY_FNS = {}
 _BINARY_FNS = {}
+_OPERATOR_FNS = {}
 
 
 def install(kind: str, op: str):
-    """The function of a registered elementwise op (made once, kept for ``unary``/``binary``)."""
-    table, make = (_UNARY_FNS, unary_fn) if kind == "unary" else (_BINARY_FNS, binary_fn)
+    """The function of a registered elementwise op (made once, kept for ``unary``/``binary``);
+    ``kind`` "operator" gives the binary op's operator (``__add__``), which may defer."""
+    table, make = {"unary": (_UNARY_FNS, unary_fn), "binary": (_BINARY_FNS, binary_fn),
+                   "operator": (_OPERATOR_FNS, lambda o: binary_fn(o, operator=True))}[kind]
     fn = table.get(op)
     if fn is None:
         fn = table[op] = make(op)
@@ -386,8 +432,10 @@ def install(kind: str, op: str):
 
 def where(cond, a, b) -> Tensor:
     """``a`` where ``cond`` is true, ``b`` elsewhere, all broadcast together."""
+    if not (isinstance(cond, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor)):
+        cond, a, b = _intake("where", (cond, a, b))
     if not isinstance(cond, Tensor):
-        raise StridedError(f"where: expected a tensor condition, got {type(cond).__name__}")
+        raise StridedError(f"where: expected a tensor or an array condition, got {type(cond).__name__}")
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         comp, want = binary_dtypes("add", a, b)
     else:
