@@ -323,9 +323,6 @@ def _log_basef(x, per_e, per_ln):
 _LOG2E_F64 = 1.4426950408889634
 _LOG10E_F64 = 0.4342944819032518
 _LOG10_2_F64 = 0.3010299956639812
-
-
-_F64 = np.float64
 _LN2_HI_F64 = 0.6931471803691238  # ln 2 to 32 bits: n * _LN2_HI_F64 is exact for |n| < 2^21
 _LN2_LO_F64 = 1.9082149292705877e-10
 _TWO52 = 4503599627370496.0
@@ -343,7 +340,8 @@ _ED0, _ED1, _ED2, _ED3, _ED4, _ED5, _ED6, _ED7, _ED8, _ED9 = _ED
 
 @_poly_jitable
 def _pow2_f64(n):
-    """2^n for an integral f64 n in [-1022, 1023], through the exponent bits."""
+    """2^n for an integral f64 n in [-1022, 1023], through the exponent bits (no int64 to
+    f64 conversion, which AVX2 lacks)."""
     return _i64_bits_as_f64(_f64_bits_as_i64(n + _EXP_BIAS_F64) << 52)
 
 
@@ -360,8 +358,8 @@ def _expd(x):
     rc = (rh - r) - n * _LN2_LO_F64  # the rounding of r
     q = (((((((((_ED9 * r + _ED8) * r + _ED7) * r + _ED6) * r + _ED5) * r + _ED4) * r + _ED3) * r + _ED2) * r
           + _ED1) * r + _ED0)
-    hi = _F64(1.0) + r
-    p = hi + ((((_F64(1.0) - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
+    hi = 1.0 + r
+    p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
     n1 = np.floor(n * 0.5)
     return p * _pow2_f64(n1) * _pow2_f64(n - n1)
 
