@@ -50,11 +50,23 @@ to a float dtype first.  Integer add/sub/mul/neg/sqr wrap like NumPy's.  Integer
 is 1 or -1) instead of NumPy's error.  On bools, add is ``or`` and mul is
 ``and`` (NumPy's rules).
 
-Float math.  f64 uses libm.  f32 exp, tanh and sigmoid use branch-free
-float32 polynomials (Cephes' expf and tanhf) that LLVM vectorises; they stay
-within 1 ulp (exp), 1.3 ulp (tanh) and 2.3 ulp (sigmoid) of the correctly
-rounded result (the tests sweep the whole range against NumPy in f64), where a
-call to libm's scalar expf per element is 3x slower than NumPy's SIMD exp.  Other f32 functions call libm's float versions.
+Float math.  exp, log, log2, log10 and log1p of f32 and f64, and tanh and
+sigmoid of f32, are branch-free polynomials of our own (``_expf`` ``_tanhf``
+``_logf`` ``_expd`` ``_logd`` ...; f32 exp and tanh after Cephes' expf and
+tanhf) that LLVM vectorises, where a libm call per element keeps the loop
+scalar (numba's SVML route is not available): 1.6-3.6x faster than libm per
+element (f64 sigmoid takes the new exp too), and faster than NumPy's own loops
+on an AVX2 machine.
+exp and the logs stay within 1 ulp of the correctly rounded result: the tests
+sweep every exponent with random significands and the special values, and
+measured f32 log 0.82 ulp, log2 0.64, log10 0.62, log1p 0.5; f64 exp 0.69, log
+0.82, log2 0.80, log10 0.67, log1p 0.79 (a subnormal exp within one step).
+tanh stays within 1.3 ulp and sigmoid within 2.3 (f32).  So where libm's result
+was correctly rounded ours may differ from it, and from NumPy's, by 1 ulp.
+Zeros (and log1p's signed zeros), negatives, infinities, NaN, overflow and
+underflow give NumPy's results; log2 of a power of 2 and log10 of an exact
+power of 10 are exact.  Complex numbers, f64 tanh and the other functions call
+libm (its float versions for f32).
 max/min propagate NaN like NumPy; relu(nan) is nan.
 Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
 special-case tables (C99 Annex G) where a part is infinite or NaN (``_regular``); finite
@@ -94,8 +106,7 @@ from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec, enc as _enc
 from .walk import carry, direct, in_parallel, launch, seek
 
-import llvmlite.ir as llir  # noqa: E402  (numba comes after strided.threads)
-from numba import njit, prange, types  # noqa: E402
+from numba import njit, prange, types  # noqa: E402  (numba comes after strided.threads)
 from numba.extending import intrinsic, overload, register_jitable  # noqa: E402
 
 __all__ = [
@@ -151,15 +162,26 @@ class OpSpec:
 # scalar helpers
 
 
-@intrinsic
-def _i32_bits_as_f32(typingctx, x):
-    if x != types.int32:
-        return None
+def _bitcast(src, dst):
+    """An intrinsic that reads a ``src`` value's bits as a ``dst`` of the same width."""
 
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], llir.FloatType())
+    @intrinsic
+    def cast(typingctx, x):
+        if x != src:
+            return None
 
-    return types.float32(types.int32), codegen
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], context.get_value_type(dst))
+
+        return dst(src), codegen
+
+    return cast
+
+
+_i32_bits_as_f32 = _bitcast(types.int32, types.float32)
+_f32_bits_as_i32 = _bitcast(types.float32, types.int32)
+_i64_bits_as_f64 = _bitcast(types.int64, types.float64)
+_f64_bits_as_i64 = _bitcast(types.float64, types.int64)
 
 
 def _zero(x):  # pragma: no cover - replaced by the overload in jitted code
@@ -239,6 +261,202 @@ def _tanhf(x):
     return big if ax > _F32(0.625) else small
 
 
+# log(x) = e ln 2 + log(1 + f) with x = (1 + f) 2^e, 1 + f in [sqrt(1/2), sqrt(2)), read from
+# the bits: adding (1.0's bits - sqrt(1/2)'s) carries into the exponent exactly when the
+# significand is at least sqrt(2).  With s = f / (2 + f), log(1 + f) = 2 atanh(s)
+# = f - f^2/2 + s (f^2/2 + R(s^2)), R(z) = 2z/3 + 2z^2/5 + ...; only the small last term
+# carries the rounding of s.  The R coefficients are least-squares fits at Chebyshev nodes
+# (relative weight) of R(z)/z on 0 <= z <= (3 - 2 sqrt 2)^2 * 1.01.
+_LOGF_SHIFT = np.int32(0x3F800000 - 0x3F3504F3)
+_SQRT_HALF_F32 = np.int32(0x3F3504F3)
+_MANT_F32 = np.int32(0x007FFFFF)
+_TINY_F32 = _F32(2.0**-126)
+_LF0, _LF1, _LF2 = _F32(0.66666687), _F32(0.39988565), _F32(0.2958982)
+_F32_NAN, _F32_INF = _F32(np.nan), _F32(np.inf)
+
+
+@_poly_jitable
+def _logf_parts(x):
+    """e, f, f^2/2 and the small term t of log(x) = e ln 2 + f - f^2/2 + t, for a
+    positive finite x (subnormals are scaled by 2^23 first)."""
+    sub = x < _TINY_F32
+    xs = x * _TWO23 if sub else x
+    ix = np.int32(_f32_bits_as_i32(xs) + _LOGF_SHIFT)
+    e = _F32(np.int32(ix >> 23)) - (_F32(150.0) if sub else _F32(127.0))
+    f = _i32_bits_as_f32(np.int32((ix & _MANT_F32) + _SQRT_HALF_F32)) - _F32(1.0)
+    s = f / (_F32(2.0) + f)
+    z = s * s
+    hf = _F32(0.5) * f * f
+    return e, f, hf, s * (hf + ((_LF2 * z + _LF1) * z + _LF0) * z)
+
+
+@_poly_jitable
+def _logf_special(x, r):
+    """r, or NumPy's log at 0 (-inf), below 0 (NaN), at inf and at NaN, branch free."""
+    r = -_F32_INF if x == _F32(0.0) else r
+    r = _F32_NAN if x < _F32(0.0) else r
+    return r if x < _F32_INF else x
+
+
+@_poly_jitable
+def _logf(x):
+    """log of an f32, branch free.  e ln 2 is added in two parts, ln 2's high part with few
+    bits so e * _LN2_HI is exact; for |e| <= 1 the sum e * _LN2_HI + f is exact too, so it
+    goes first there, and last elsewhere, where the result is large beside f's rounding."""
+    e, f, hf, t = _logf_parts(x)
+    t = t + e * _LN2_LO
+    near = (e * _LN2_HI + f) - (hf - t)
+    far = e * _LN2_HI + (f - (hf - t))
+    return _logf_special(x, near if abs(e) <= _F32(1.0) else far)
+
+
+@_poly_jitable
+def _log_basef(x, per_e, per_ln):
+    """log2 or log10 of an f32: e * per_e + log(1 + f) * per_ln summed in f64, where
+    f - f^2/2 is exact, so that the one rounding that matters is the last, to f32."""
+    e, f, hf, t = _logf_parts(x)
+    fd = np.float64(f)
+    y = (fd - 0.5 * fd * fd) + np.float64(t)
+    return _logf_special(x, _F32(np.float64(e) * per_e + y * per_ln))
+
+
+_LOG2E_F64 = 1.4426950408889634
+_LOG10E_F64 = 0.4342944819032518
+_LOG10_2_F64 = 0.3010299956639812
+_LN2_HI_F64 = 0.6931471803691238  # ln 2 to 32 bits: n * _LN2_HI_F64 is exact for |n| < 2^21
+_LN2_LO_F64 = 1.9082149292705877e-10
+_TWO52 = 4503599627370496.0
+# 2^52 + 1023: adding a small integer n puts n + 1023 in the low bits (the biased exponent)
+_EXP_BIAS_F64 = _TWO52 + 1023.0
+_EXP_HI_F64 = 710.0  # above ln(DBL_MAX) = 709.78: 2^1024 overflows by itself
+_EXP_LO_F64 = -746.0  # below -745.13 exp(x) < 2^-1075 rounds to 0; 2^-538 * 2^-538 stays representable
+# exp(r) = 1 + r + r^2 Q(r): a least-squares fit at Chebyshev nodes (relative weight) of Q
+# on |r| <= ln(2)/2 + 1e-3, 2.3e-16 relative (Q's share of exp(r) is below 0.07)
+_ED = (0.5000000000000001, 0.1666666666666664, 0.0416666666666234, 0.008333333333360707,
+       0.001388888891759593, 0.00019841269771791754, 2.480152068246191e-05, 2.7557369088823155e-06,
+       2.7620387012612057e-07, 2.5063406372807858e-08)
+_ED0, _ED1, _ED2, _ED3, _ED4, _ED5, _ED6, _ED7, _ED8, _ED9 = _ED
+
+
+@_poly_jitable
+def _pow2_f64(n):
+    """2^n for an integral f64 n in [-1022, 1023], through the exponent bits (no int64 to
+    f64 conversion, which AVX2 lacks)."""
+    return _i64_bits_as_f64(_f64_bits_as_i64(n + _EXP_BIAS_F64) << 52)
+
+
+@_poly_jitable
+def _expd(x):
+    """exp of an f64, branch free, as _expf: exp(r) 2^n with n = round(x / ln 2) and
+    r = x - n ln 2 (ln 2 in two parts, Cody and Waite), 2^n in two halves so that a
+    subnormal result is rounded once."""
+    xc = _EXP_HI_F64 if _EXP_HI_F64 < x else x
+    xc = _EXP_LO_F64 if _EXP_LO_F64 > xc else xc
+    n = np.floor(xc * _LOG2E_F64 + 0.5)
+    rh = xc - n * _LN2_HI_F64
+    r = rh - n * _LN2_LO_F64
+    rc = (rh - r) - n * _LN2_LO_F64  # the rounding of r
+    q = (((((((((_ED9 * r + _ED8) * r + _ED7) * r + _ED6) * r + _ED5) * r + _ED4) * r + _ED3) * r + _ED2) * r
+          + _ED1) * r + _ED0)
+    hi = 1.0 + r
+    p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
+    n1 = np.floor(n * 0.5)
+    return p * _pow2_f64(n1) * _pow2_f64(n - n1)
+
+
+_LOGD_SHIFT = np.int64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
+_SQRT_HALF_F64 = np.int64(0x3FE6A09E667F3BCD)
+_MANT_F64 = np.int64(0x000FFFFFFFFFFFFF)
+_EXP_FIELD = np.int64(0xFFF)  # the shifted exponent may carry into the sign bit
+_MAGIC_F64 = np.int64(0x4330000000000000)  # 2^52's bits: or-ing in an integer below 2^52 adds it
+_TINY_F64 = 2.0**-1022
+# R(z)/z on 0 <= z <= (3 - 2 sqrt 2)^2 * 1.01, fitted as for f32: 5.3e-16 relative
+_LD = (0.666666666666667, 0.39999999999893404, 0.2857142862874013, 0.22222210684424645, 0.18182921851937323,
+       0.15330637106265735, 0.1462980919758996)
+_LD0, _LD1, _LD2, _LD3, _LD4, _LD5, _LD6 = _LD
+
+
+@_poly_jitable
+def _logd_parts(x):
+    """e, f, f^2/2 and the small term t of log(x) = e ln 2 + f - f^2/2 + t, for a positive
+    finite x (subnormals scaled by 2^52 first); the exponent becomes a float through 2^52's
+    bits, since AVX2 has no vector int64 to f64 conversion."""
+    sub = x < _TINY_F64
+    xs = x * _TWO52 if sub else x
+    ix = _f64_bits_as_i64(xs) + _LOGD_SHIFT
+    eb = _i64_bits_as_f64(((ix >> 52) & _EXP_FIELD) | _MAGIC_F64) - _TWO52
+    e = eb - (1023.0 + (52.0 if sub else 0.0))
+    f = _i64_bits_as_f64((ix & _MANT_F64) + _SQRT_HALF_F64) - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    hf = 0.5 * f * f
+    R = ((((((_LD6 * z + _LD5) * z + _LD4) * z + _LD3) * z + _LD2) * z + _LD1) * z + _LD0) * z
+    return e, f, hf, s * (hf + R)
+
+
+@_poly_jitable
+def _logd_special(x, r):
+    """r, or NumPy's log at 0 (-inf), below 0 (NaN), at inf and at NaN, branch free."""
+    r = -math.inf if x == 0.0 else r
+    r = math.nan if x < 0.0 else r
+    return r if x < math.inf else x
+
+
+@_poly_jitable
+def _logd(x):
+    """log of an f64, branch free, as _logf."""
+    e, f, hf, t = _logd_parts(x)
+    t = t + e * _LN2_LO_F64
+    near = (e * _LN2_HI_F64 + f) - (hf - t)
+    far = e * _LN2_HI_F64 + (f - (hf - t))
+    return _logd_special(x, near if abs(e) <= 1.0 else far)
+
+
+_HIGH_21 = np.int64(-(1 << 32))  # clears an f64's 32 low significand bits
+_LOG2E_HI_F64, _LOG2E_LO_F64 = 1.4426950407214463, 1.6751713164886512e-10
+_LOG10E_HI_F64, _LOG10E_LO_F64 = 0.4342944818781689, 2.5082946711645275e-11
+_LOG10_2_HI_F64, _LOG10_2_LO_F64 = 0.3010299955494702, 1.1451100898021838e-10
+
+
+@_poly_jitable
+def _log_based(x, e_hi, e_lo, k_hi, k_lo):
+    """log2 or log10 of an f64: e (e_hi + e_lo) + log(1 + f) (k_hi + k_lo), the constants'
+    high parts to 32 bits.  log(1 + f) is split too, its high part to 21 bits, so the
+    two large products are exact, and the largest sum is exact with its rounding added
+    back (|e e_hi| >= the other unless e is 0): the last addition is the one rounding
+    that matters."""
+    e, f, hf, t = _logd_parts(x)
+    yh = _i64_bits_as_f64(_f64_bits_as_i64(f - hf) & _HIGH_21)
+    yl = ((f - yh) - hf) + t
+    a = e * e_hi
+    b = yh * k_hi
+    lo = (yl * (k_hi + k_lo) + yh * k_lo) + e * e_lo
+    w = a + b
+    return _logd_special(x, w + (((a - w) + b) + lo))
+
+
+@_poly_jitable
+def _log1pd(x):
+    """log1p of an f64: log(u) for u = 1 + x rounded, plus c / u for the rounding c of u
+    (found exactly, larger operand first), added in with the small terms as in _logd;
+    signed zeros come back as they are."""
+    u = 1.0 + x
+    c = (1.0 - u) + x if abs(x) <= 1.0 else (x - u) + 1.0
+    e, f, hf, t = _logd_parts(u)
+    t = (t + e * _LN2_LO_F64) + c / u
+    near = (e * _LN2_HI_F64 + f) - (hf - t)
+    far = e * _LN2_HI_F64 + (f - (hf - t))
+    r = _logd_special(u, near if abs(e) <= 1.0 else far)
+    return x if x == 0.0 else r
+
+
+@_poly_jitable
+def _log1pf(x):
+    """log1p of an f32: 1 + x is exact in f64 (|x| >= 2^-29 and below 2^29) and its f64 log
+    rounds once more to f32; below 2^-29 the result is x (x^2/2 is under half an ulp)."""
+    return x if abs(x) < _F32(2.0**-29) else _F32(_logd(1.0 + np.float64(x)))
+
+
 def _vexp(x):  # pragma: no cover
     raise NotImplementedError
 
@@ -265,7 +483,7 @@ def _ov_exp(x):
         return lambda x: _expf(x)
     if isinstance(x, types.Complex):
         return lambda x: np.exp(x)
-    return lambda x: math.exp(x)
+    return lambda x: _expd(x)
 
 
 @overload(_vtanh, jit_options=dict(error_model="numpy"))
@@ -307,7 +525,54 @@ def _real_or_complex(stub, real, cplx):
     return ov
 
 
-_real_or_complex(_vlog, lambda x: math.log(x), lambda x: np.log(x))
+def _vlog2(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vlog10(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _vlog1p(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_vlog2, jit_options=dict(error_model="numpy"))
+def _ov_log2(x):
+    if x == types.float32:
+        return lambda x: _log_basef(x, 1.0, _LOG2E_F64)
+    if x == types.float64:
+        return lambda x: _log_based(x, 1.0, 0.0, _LOG2E_HI_F64, _LOG2E_LO_F64)
+    return lambda x: np.log2(x)
+
+
+@overload(_vlog10, jit_options=dict(error_model="numpy"))
+def _ov_log10(x):
+    if x == types.float32:
+        return lambda x: _log_basef(x, _LOG10_2_F64, _LOG10E_F64)
+    if x == types.float64:
+        return lambda x: _log_based(x, _LOG10_2_HI_F64, _LOG10_2_LO_F64, _LOG10E_HI_F64, _LOG10E_LO_F64)
+    return lambda x: np.log10(x)
+
+
+@overload(_vlog1p, jit_options=dict(error_model="numpy"))
+def _ov_log1p(x):
+    if x == types.float32:
+        return lambda x: _log1pf(x)
+    if x == types.float64:
+        return lambda x: _log1pd(x)
+    return lambda x: np.log1p(x)
+
+
+@overload(_vlog, jit_options=dict(error_model="numpy"))
+def _ov_log(x):
+    if x == types.float32:
+        return lambda x: _logf(x)
+    if isinstance(x, types.Complex):
+        return lambda x: np.log(x)
+    return lambda x: _logd(x)
+
+
 _real_or_complex(_vsqrt, lambda x: math.sqrt(x), lambda x: np.sqrt(x))
 _real_or_complex(_vsin, lambda x: math.sin(x), lambda x: np.sin(x))
 _real_or_complex(_vcos, lambda x: math.cos(x), lambda x: np.cos(x))
@@ -344,7 +609,7 @@ def _ov_sigmoid(x):
         return sig32
 
     def sig64(x):
-        e = math.exp(-abs(x))
+        e = _expd(-abs(x))
         return 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
 
     return sig64
@@ -833,17 +1098,17 @@ def _u_expm1(x):
 
 @_jitable
 def _u_log1p(x):
-    return np.log1p(x)
+    return _vlog1p(x)
 
 
 @_jitable
 def _u_log2(x):
-    return np.log2(x)
+    return _vlog2(x)
 
 
 @_jitable
 def _u_log10(x):
-    return np.log10(x)
+    return _vlog10(x)
 
 
 @_jitable
