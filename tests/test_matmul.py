@@ -388,7 +388,10 @@ def test_dtype_mismatch_and_promotion():
     a = sd.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
     b = sd.from_numpy(np.arange(12, dtype=np.float64).reshape(3, 4))
     with pytest.raises(DTypeError, match=r"f32.*f64"):
-        a @ b
+        a.matmul(b)  # candle's rule; @ and linalg.matmul promote (issue 25)
+    with pytest.raises(DTypeError, match=r"f32.*f64"):
+        linalg.matmul(a, b, promote=False)
+    _check(a @ b, a.numpy() @ b.numpy())
     _check(linalg.matmul(a, b, promote=True), a.numpy() @ b.numpy())
     i = sd.from_numpy(np.arange(12, dtype=np.int64).reshape(3, 4))
     _check(linalg.matmul(a, i, promote=True), a.numpy() @ i.numpy())

@@ -34,8 +34,8 @@ import numpy as np
 
 from . import devices, dtype as dt, ops as _ops
 from .creation import (
-    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, int_arg, ones, ones_like, placed,
-    shape_arg,
+    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, host_array, int_arg, ones,
+    ones_like, placed, shape_arg,
     tensor, zeros, zeros_like,
 )
 from .dtype import DType
@@ -242,7 +242,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     never does and raises (a StridedError, so also a ValueError) when a copy is needed.
 
     ``device`` None keeps a tensor's (or a CUDA array's) own device and puts everything
-    else on the CPU; another device is reached by a copy, refused under ``copy=False``."""
+    else on the CPU; another device is reached by a copy, refused under ``copy=False``.
+
+    A Python int that ``dtype`` cannot hold (``asarray(-1, dtype=uint8)``, ``[300]`` as
+    uint8) raises a StridedError naming asarray, the value and the dtype, as NumPy 2 raises,
+    rather than wrapping around."""
     target = None if device is None else check_device("asarray", device)
     copy = _copy_flag("asarray", copy)
     out = _asarray(obj, dtype, copy)
@@ -302,9 +306,7 @@ def _from_python(op: str, obj, want):
     if isinstance(obj, (list, tuple)) and _holds_tensors(obj):
         parts = [asarray(o) for o in obj]
         return stack(parts) if want is None else astype(stack(parts), want)
-    if isinstance(obj, (bool, int)) and not isinstance(obj, np.generic) and want is not None and want.kind in "iub":
-        return full((), obj, want)
-    return tensor(obj, dtype=want)
+    return from_numpy(host_array(op, obj, want))
 
 
 def _holds_tensors(seq) -> bool:
@@ -397,7 +399,13 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 
 def broadcast_to(x, /, shape) -> Tensor:
-    return expect_tensor("broadcast_to", x).broadcast_as(shape)
+    """``x`` viewed at ``shape`` (NumPy's and the standard's rule: every size given, none -1;
+    ``Tensor.broadcast_as``/``expand`` take -1 for "keep this size", as PyTorch does)."""
+    x = expect_tensor("broadcast_to", x)
+    shape = as_int_tuple("broadcast_to", "shape", shape)
+    if builtins.any(n < 0 for n in shape):
+        raise ShapeError(f"broadcast_to: expected a shape of sizes >= 0, got {shape} for a tensor of shape {x.shape}")
+    return x.broadcast_as(shape)
 
 
 def broadcast_arrays(*arrays) -> list:
@@ -696,12 +704,13 @@ def conj(x, /) -> Tensor:
 
 
 def real(x, /) -> Tensor:
-    """The real parts (a copy of ``complex_part``'s view); a copy of a real float tensor."""
+    """The real parts (a copy of ``complex_part``'s view); a copy of a real numeric tensor
+    (the 2024.12 text takes any numeric dtype)."""
     x = expect_tensor("real", x)
     if x.dtype.is_complex:
         return copy_tensor(complex_part(x, 0))
-    if not x.dtype.is_float:
-        raise DTypeError(f"real: expected a floating-point tensor, got {x.dtype}")
+    if x.dtype is dt.bool_:
+        raise DTypeError("real: expected a numeric tensor, got bool")
     return copy_tensor(x)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import reprlib
 from math import ceil, isfinite, prod
 
 import numpy as np
@@ -26,7 +27,7 @@ from .tensor import Tensor, as_strided, same_buffer
 __all__ = [
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
     "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "rebuild_view",
-    "pickled_parts", "expect_tensor", "int_arg", "check_device", "placed",
+    "pickled_parts", "expect_tensor", "int_arg", "check_device", "placed", "host_array",
 ]
 
 
@@ -208,10 +209,22 @@ def tensor(data, dtype=None, *, device=None) -> Tensor:
         return out if device is None else placed("tensor", out, check_device("tensor", device))
     if device is not None and check_device("tensor", device) != "cpu":
         return placed("tensor", tensor(data, dtype), check_device("tensor", device))
-    want = None if dtype is None else dt.as_dtype(dtype)
+    return from_numpy(host_array("tensor", data, None if dtype is None else dt.as_dtype(dtype)))
+
+
+def host_array(op: str, data, want: DType | None) -> np.ndarray:
+    """A fresh C-ordered NumPy array of ``data`` (nested lists, scalars, arrays) in ``want``,
+    or in strided's defaults when None.
+
+    A Python int that an integer ``want`` cannot hold raises a StridedError naming ``op``,
+    the value and the dtype (NumPy 2's rule), rather than wrapping; so does one beyond
+    64 bits with no dtype asked for.
+    """
     try:
         if isinstance(data, np.ndarray):
             arr = np.array(data, copy=True)
+        elif want is not None and want.kind in "iu":
+            arr = np.array(data, dtype=want.np)  # NumPy 2 checks each Python int's range here
         else:
             arr = np.array(data)
             # Python floats default to f32 only when no dtype is asked for: with f64 asked
@@ -220,12 +233,20 @@ def tensor(data, dtype=None, *, device=None) -> Tensor:
                 arr = arr.astype(np.float32)
             elif want is None and arr.dtype == np.complex128 and not _has_numpy_complex128(data):
                 arr = arr.astype(dt.DEFAULT_COMPLEX.np)
+            elif want is None and arr.dtype == object and _has_int(data):
+                raise OverflowError("an integer beyond int64 and uint64, which no strided dtype holds")
         if want is not None:
             arr = arr.astype(want.np)
-    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, strings, ints beyond int64
-        raise StridedError(f"tensor: cannot make a tensor{'' if want is None else ' of ' + str(want)} "
-                           f"from {data!r}: {e}") from None
-    return from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would turn 0-d into 1-d
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, strings, ints out of range
+        raise StridedError(f"{op}: cannot make a tensor{'' if want is None else ' of ' + str(want)} "
+                           f"from {reprlib.repr(data)}: {e}") from None
+    return np.asarray(arr, order="C")  # ascontiguousarray would turn 0-d into 1-d
+
+
+def _has_int(data) -> bool:
+    if isinstance(data, int) and not isinstance(data, bool):
+        return True
+    return isinstance(data, (list, tuple)) and any(_has_int(x) for x in data)
 
 
 def _has_numpy_complex128(data) -> bool:

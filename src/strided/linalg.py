@@ -13,8 +13,9 @@ logical or of ands.  f16 and bf16 operands are converted to f32 (a copy that
 cannot be avoided), the product is computed in f32 and rounded once here to the
 input dtype.
 
-The result is always a fresh row-major tensor.  Differing dtypes are a
-DTypeError unless ``promote=True`` (then NumPy's promotion applies).
+The result is always a fresh row-major tensor.  Differing dtypes promote as the
+Array API's matmul and every binary op do (``dtype.promote``); ``promote=False`` is
+candle's rule, which ``Tensor.matmul`` keeps: differing dtypes are a DTypeError.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ _new = object.__new__
 _KEPT = caches.cache("linalg.matmul", "operand layouts, dtypes, devices", 1024, threads=True)
 
 
-def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
+def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     """``a @ b`` with NumPy's shape rules; see the module docstring for the paths."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and _chunk is None:
         sa, sb = a._storage, b._storage
@@ -65,7 +66,7 @@ def matmul(a, b, *, promote: bool = False, _chunk: int | None = None) -> Tensor:
         if not promote:
             raise DTypeError(
                 f"matmul: expected both operands to have the same dtype, got lhs {a.dtype} and "
-                f"rhs {b.dtype} (pass promote=True to promote them)"
+                f"rhs {b.dtype} (the @ operator and strided.matmul promote them)"
             )
         want = dt.promote(a.dtype, b.dtype)
     else:

@@ -16,6 +16,7 @@ layer), so it imports nothing above the tensor layer and ``strided.linalg`` can 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -372,9 +373,11 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
                      for d in ((axis,) if not isinstance(axis, (tuple, list)) else axis))
     if len(set(dims)) != len(dims):
         raise ShapeError(f"vector_norm: axis {axis} names a dim twice")
-    # NumPy's norm takes one or two axes: move them together and flatten them into one.
+    # NumPy's norm takes one or two axes: move them together and flatten them into one (its
+    # length given, not -1, which NumPy cannot infer when another dim is 0).
     rest = [d for d in range(a.ndim) if d not in dims]
-    moved = np.transpose(a, rest + list(dims)).reshape([a.shape[d] for d in rest] + [-1])
+    length = math.prod(a.shape[d] for d in dims)
+    moved = np.transpose(a, rest + list(dims)).reshape([a.shape[d] for d in rest] + [length])
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
         raise StridedError(f"vector_norm: expected a real ord, got {ord!r}")
     try:

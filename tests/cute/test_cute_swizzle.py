@@ -229,3 +229,90 @@ def test_a_swizzle_is_its_own_inverse_and_composed_layouts_flatten_inside():
     F = flatten(S)
     assert F == ComposedLayout(sw, 0, Layout((2, 2, 4), (1, 2, 4)))
     assert [F(i) for i in range(16)] == [S(i) for i in range(16)]
+
+
+# ---------------------------------------------------------------------------
+# A layout composed with a composed layout: a o (O o B) is i -> a(O(B(i)))
+# ---------------------------------------------------------------------------
+
+
+def test_a_swizzle_rewrite_is_checked_where_the_inner_layout_reaches():
+    # 8:2 reaches offsets up to 14, past size((2,4):(4,1)) = 8, where the layout
+    # no longer moves Sw<1,0,2>'s bits one to one: the function there is
+    # [0,1,6,7,4,5,10,11], which no Sw' o _0 o 8:1 equals (C++ returns
+    # Sw<1,1,-1> o _0 o 8:1, i.e. [0,1,6,7,4,5,2,3]).
+    A, sw, B = Layout((2, 4), (4, 1)), Swizzle(1, 0, 2), Layout(8, 2)
+    assert [A(sw(B(i))) for i in range(8)] == [0, 1, 6, 7, 4, 5, 10, 11]
+    with pytest.raises(ShapeError, match=r"composition\(\(2,4\):\(4,1\), Sw<1,0,2> o _0 o 8:2\).*does not carry"):
+        composition(A, composition(sw, B))
+    # A single mode moves bits one to one past its size as well: still exact.
+    R = composition(Layout(4, 2), composition(sw, Layout(16, 1)))
+    assert [R(i) for i in range(16)] == [2 * sw(i) for i in range(16)]
+
+
+def test_a_layout_outside_a_composed_layout_is_followed_past_its_size():
+    # 4:1 reaches index 3 of the outer 2:1 (offset 3, past its size 2), where
+    # (2,4):(4,1) o 2:1 = 2:4 no longer follows (2,4):(4,1): C++'s (a o L) o B is 4:4.
+    A, C = Layout((2, 4), (4, 1)), ComposedLayout(Layout(2, 1), 0, Layout(4, 1))
+    R = composition(A, C)
+    assert [R(i) for i in range(4)] == [A(C(i)) for i in range(4)] == [0, 4, 1, 5]
+
+
+@st.composite
+def composed_on_the_right(draw):
+    """(A, O o B): any small A and any outer O (a swizzle mostly, or a layout)."""
+    from cute_strategies import layouts, pow2_layouts
+
+    A = draw(st.one_of(pow2_layouts(max_depth=1, max_size=16), layouts(max_depth=1, max_size=16)))
+    inner = draw(pow2_layouts(max_depth=1, max_size=32, max_stride=16))
+    if draw(st.integers(0, 3)):
+        return A, ComposedLayout(Swizzle(*draw(swizzles())), 0, inner)
+    return A, ComposedLayout(draw(layouts(max_depth=1, max_size=16, stride_range=(0, 8))), 0, inner)
+
+
+@st.composite
+def swizzle_past_the_left_layout(draw):
+    """(A, Sw o B) where A permutes the bits of its index but, past its size, its
+    last mode (not its largest stride) carries into lower bits, and B reaches there."""
+    ext = draw(st.lists(st.sampled_from([2, 4]), min_size=2, max_size=3))
+    order = draw(st.permutations(range(len(ext))).filter(lambda o: o[-1] != len(ext) - 1))
+    strides, span = [0] * len(ext), 1
+    for k in order:
+        strides[k] = span
+        span *= ext[k]
+    bits = (span - 1).bit_length()
+    b = draw(st.integers(1, 2))
+    s = draw(st.integers(b, bits)) * draw(st.sampled_from([1, -1]))
+    m = draw(st.integers(0, max(0, bits - b - abs(s))))
+    B = Layout(draw(st.sampled_from([4, 8, 16])), draw(st.sampled_from([1, 2, 4])))
+    return Layout(tuple(ext), tuple(strides)), ComposedLayout(Swizzle(b, m, s), 0, B)
+
+
+@given(st.one_of(swizzle_past_the_left_layout(), composed_on_the_right()))
+@settings(max_examples=200, deadline=None)
+def test_composition_with_a_composed_layout_is_the_nested_function(case):
+    A, C = case
+    try:
+        R = composition(A, C)
+    except ShapeError:
+        return  # refused: allowed, a wrong layout is not
+    assert size(R) == size(C)
+    assert [R(i) for i in range(size(C))] == [A(C(i)) for i in range(size(C))]
+
+
+def test_slice_and_offset_of_a_composed_layout_keeps_the_offset_inside():
+    from strided.cute import slice_and_offset
+
+    for sw, B in CUTLASS_SWIZZLED:
+        S = composition(sw, B)
+        for crd in [(None, 3), (5, None), (2, 6)]:
+            sliced, off = slice_and_offset(crd, S)
+            assert off == 0  # the outer swizzle is not linear: the offset stays inside
+            if None in crd:
+                assert sliced == S(crd)
+            free = [n for n, c in zip((size(B[0]), size(B[1])), crd) if c is None]
+            for j in range(free[0] if free else 1):
+                full = tuple(j if c is None else c for c in crd)
+                assert sliced(j) + off == S(full)
+    with pytest.raises(ShapeError, match="slice_and_offset: expected a cute Layout or ComposedLayout"):
+        slice_and_offset((None, 1), Swizzle(1, 0, 1))

@@ -58,3 +58,12 @@ def test_make_layout_tv_refuses_non_compact_layouts():
         make_layout_tv(Layout((2, 2), (1, 4)), Layout(2))
     with pytest.raises(ShapeError, match="make_layout_tv: val_layout must be a cute Layout"):
         make_layout_tv(Layout(2), (2, 2))
+
+
+def test_product_each_is_always_a_tuple():
+    from strided.cute import product_each
+
+    # C++ wraps a lone integer first: product_each(16) is the rank-1 tuple (16,).
+    assert product_each(16) == (16,)
+    assert product_each(((2, 2), (3, 2))) == (4, 6)
+    assert product_each((4, (2, 3), 5)) == (4, 6, 5)

@@ -50,7 +50,7 @@ from .int_tuple import (
     weakly_congruent,
 )
 from .memory import Sectors, bank_conflicts, bank_of, global_sectors
-from .swizzle import ComposedLayout, Swizzle, make_swizzle
+from .swizzle import ComposedLayout, Swizzle, make_swizzle, slice_and_offset
 from .tv import TVLayout, make_layout_tv, product_each, tv_grid
 from . import picture  # noqa: E402  (gives the layout classes their notebook pictures)
 from .layout import (
@@ -66,7 +66,6 @@ from .layout import (
     rank,
     shape,
     size,
-    slice_and_offset,
     static,
     stride,
 )

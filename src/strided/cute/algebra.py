@@ -344,23 +344,27 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     return Layout(unflatten(shapes, b.shape), unflatten(strides, b.stride))
 
 
-def _compose_layout_swizzle(a: Layout, sw: Swizzle):
+def _compose_layout_swizzle(a: Layout, sw: Swizzle, points=None):
     """``a o sw`` rewritten as ``sw' o a`` (C++: the swizzle of the bits ``a`` moves).
 
     ``sw'`` reads the bits ``a(yyy_msk)`` and flips ``a(zzz_msk)``; that is
     the same function only when ``a`` carries each bit of its index to one
-    bit of its offset, so the rewrite is checked at every point of ``a``.
+    bit of its offset, so the rewrite is checked at every point where it will
+    be evaluated: ``points`` (a Layout whose offsets are those points), by
+    default every index of ``a``.
     """
     if sw.is_identity():
         return a
     new = make_swizzle(a(sw.yyy_msk), a(sw.zzz_msk))
     result = ComposedLayout(new, Static(0), a)
-    if a.size > MAX_CHECKED:
+    points = a if points is None else points
+    if points.size > MAX_CHECKED:
         raise ShapeError(
-            f"the layout {a} has {a.size} points, more than the {MAX_CHECKED} at which "
+            f"the layout {points} has {points.size} points, more than the {MAX_CHECKED} at which "
             f"{a} o {sw} = {result} is checked"
         )
-    for i in range(a.size):
+    for j in range(points.size):
+        i = points(j) if points is not a else j
         if result(i) != a(sw(i)):
             raise ShapeError(
                 f"{a} does not carry the bits of {sw} to bits of its offsets (at index {i}, "
@@ -384,7 +388,14 @@ def _composition(a, b) -> Layout:
     if isinstance(b, ComposedLayout):
         if b.offset != 0:
             raise ShapeError(f"composition with {b} on the right needs its offset to be 0, got {b.offset}")
-        return _composition(_composition(a, b.layout_a), b.layout_b)
+        if isinstance(b.layout_a, Swizzle):
+            # (a o sw) o B = (sw' o a) o B needs a o sw = sw' o a on the offsets B
+            # reaches, which may lie past size(a) (C++ never checks, and errs there).
+            a = _as_layout(a, "left-hand layout")
+            return _composition(_compose_layout_swizzle(a, b.layout_a, b.layout_b), b.layout_b)
+        # C++ composes a o L first, but that follows a(L(.)) on the indices of L
+        # only, and B may reach past them; L o B is exact wherever B reaches.
+        return _composition(a, _composition(b.layout_a, b.layout_b))
     a = _as_layout(a, "left-hand layout")
     if b is None:
         return a
@@ -413,7 +424,10 @@ def composition(a, b) -> Layout:
     With a :class:`Swizzle` on the left the result is the composed layout
     ``sw o _0 o b``; a composed layout on the left composes its inner layout;
     ``layout o swizzle`` is rewritten as ``swizzle' o layout`` where the
-    layout moves the swizzle's bits to other bits (raises where it does not).
+    layout moves the swizzle's bits to other bits (raises where it does not);
+    with a composed layout ``O o B`` on the right, that rewrite is checked at
+    every offset ``B`` reaches, and an outer layout ``O`` composes with ``B``
+    first, so the result is ``i -> a(O(B(i)))`` wherever ``B`` reaches.
 
     Raises ShapeError when no such layout exists: a tiler stride or shape that
     does not divide the modes of ``a`` (C++'s divisibility conditions, relaxed

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from ..errors import ShapeError, StridedIndexError
 from .int_tuple import Static, format_int_tuple, has_none, is_int, is_tuple
-from .layout import Layout, slice_and_offset
+from .layout import Layout
+from .layout import slice_and_offset as slice_layout_and_offset
 
-__all__ = ["Swizzle", "ComposedLayout", "make_swizzle"]
+__all__ = ["Swizzle", "ComposedLayout", "make_swizzle", "slice_and_offset"]
 
 
 def _shiftr(x: int, s: int) -> int:
@@ -227,8 +228,7 @@ class ComposedLayout:
         if isinstance(crd, list):
             crd = tuple(crd)
         if has_none(crd):
-            sliced, off = slice_and_offset(crd, self.layout_b)
-            return ComposedLayout(self.layout_a, self.offset + off, sliced)
+            return slice_and_offset(crd, self)[0]
         return self.layout_a(self.offset + self.layout_b(crd))
 
     def with_inner(self, layout_b) -> ComposedLayout:
@@ -248,3 +248,19 @@ class ComposedLayout:
 
     def __repr__(self):
         return f"ComposedLayout({self.layout_a!r}, {self.offset!r}, {self.layout_b!r})"
+
+
+def slice_and_offset(crd, layout):
+    """Slice a cute Layout or a ComposedLayout by a coordinate with None modes; also the offset.
+
+    ``layout(crd) == sliced(j) + offset`` for every index ``j`` of ``sliced``,
+    where the None modes of ``crd`` take the coordinates of ``j``.  A composed
+    layout keeps its outer function, which is not linear, so the fixed modes'
+    offset moves inside it and the offset returned is ``_0`` (as C++ does).
+    """
+    if isinstance(layout, ComposedLayout):
+        sliced, off = slice_layout_and_offset(crd, layout.layout_b)
+        return ComposedLayout(layout.layout_a, layout.offset + off, sliced), Static(0)
+    if not isinstance(layout, Layout):
+        raise ShapeError(f"slice_and_offset: expected a cute Layout or ComposedLayout, got {layout!r}")
+    return slice_layout_and_offset(crd, layout)

@@ -29,8 +29,11 @@ class TVLayout(NamedTuple):
 
 
 def product_each(shape):
-    """The size of each top-level mode: ``product_each(((2,2),(3,2))) == (4, 6)``."""
-    return tuple(product(m) for m in shape) if is_tuple(shape) else product(shape)
+    """The size of each top-level mode: ``product_each(((2,2),(3,2))) == (4, 6)``.
+
+    Always a tuple, as C++ (which wraps an integer first): ``product_each(16) == (16,)``.
+    """
+    return tuple(product(m) for m in shape) if is_tuple(shape) else (product(shape),)
 
 
 def make_layout_tv(thr_layout, val_layout):

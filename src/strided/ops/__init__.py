@@ -147,12 +147,17 @@ declare("to_dtype", "copy", "cast", kernel="copy", grad=grad.cast_back, methods=
 _LINALG = []  # strided.linalg, once loaded: it loads BLAS, so only when a product is asked for
 
 
-def _matmul(a, b):
+def _matmul(a, b, promote: bool = True):
     if not _LINALG:
         from .. import linalg
 
         _LINALG.append(linalg.matmul)
-    return _LINALG[0](a, b)
+    return _LINALG[0](a, b, promote=promote)
+
+
+def _strict_matmul(a, b):
+    """``Tensor.matmul``: candle's rule, both operands of one dtype (``@`` promotes)."""
+    return _matmul(a, b, promote=False)
 
 
 def _method(spec):
@@ -214,6 +219,7 @@ def _install() -> None:
             setattr(Tensor, name, op_fn)
         for name in spec.reflected:
             setattr(Tensor, name, reflected)
+    Tensor.matmul = _strict_matmul  # the method keeps candle's rule; the operators promote
     # Copies and writes through views (tensor.py's docstring lists what is installed from where).
     Tensor.contiguous = contiguous
     Tensor.force_contiguous = force_contiguous

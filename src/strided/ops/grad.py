@@ -256,8 +256,8 @@ def matmul_back(node, op, g):
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
     batch = _broadcast_batch(a2.shape[:-2], b2.shape[:-2])
     g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
-    ga = sum_to(g2.matmul(b2.transpose(-1, -2)), a2.shape).reshape(a.shape)
-    gb = sum_to(a2.transpose(-1, -2).matmul(g2), b2.shape).reshape(b.shape)
+    ga = sum_to(g2 @ b2.transpose(-1, -2), a2.shape).reshape(a.shape)  # @: operands may differ in dtype
+    gb = sum_to(a2.transpose(-1, -2) @ g2, b2.shape).reshape(b.shape)
     return [ga, gb]
 
 

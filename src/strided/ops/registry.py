@@ -35,7 +35,7 @@ DTYPE_RULES = {
     "sum": "the input's dtype when it is a float, else i64",
     "mean": "the input's dtype when it is a float, else f64",
     "index": "i64",
-    "matmul": "the operands' common dtype (they must agree unless promote=True)",
+    "matmul": "the operands' promoted dtype (Tensor.matmul and promote=False: they must agree)",
     "cast": "the requested dtype",
 }
 

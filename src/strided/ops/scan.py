@@ -33,7 +33,7 @@ def cumulate(op: str, x: Tensor, axis: int, dtype, include_initial: bool = False
     d = norm_dim(name, axis, x.ndim)
     if dtype.kind == "b":
         raise DTypeError(f"{name}: cannot accumulate in bool")
-    acc = dtype.compute
+    acc = dt.kernel_dtype(dtype)  # i16/u16 run in 32 bits: the same bits mod 2^16 once rounded back
     src = x if x.dtype is acc else to_dtype(x.detach(), acc)
     n = x.shape[d]
     shape = tuple(n + 1 if k == d and include_initial else s for k, s in enumerate(x.shape))

@@ -1,9 +1,10 @@
 """Sorting and searching: dtypes and shapes here, the loops in the backend's ``sort`` family.
 
 ``sort``/``argsort`` sort every line along one dim of any layout into a fresh row-major
-result; ``searchsorted`` bisects a sorted 1-D tensor for every element of another.  f16
-and bf16 are sorted as f32 (exact both ways: every half value is an f32, and the order is
-the same); complex has no order and is refused.
+result; ``searchsorted`` bisects a sorted 1-D tensor for every element of another.  Each
+dtype is sorted in the one its kernels compute it in (``dtype.kernel_dtype``): f16 and bf16
+as f32, int16 and uint16 as i32 and u32 (exact both ways, and the order is the same);
+complex has no order and is refused, except by ``unique``, which orders it by (real, imag).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import norm_dim
 from ..tensor import Tensor, record
 from .copies import to_dtype
-from .elementwise import binary
+from .elementwise import binary, complex_part
 from .join import cat, index_select
 from .scan import cumulate, nonzero
 
@@ -25,12 +26,13 @@ __all__ = ["sort", "sort_back", "argsort", "searchsorted", "unique", "ordered"]
 
 
 def ordered(op: str, x) -> Tensor:
-    """``x`` as the sort kernels take it: a real tensor, half types as f32."""
+    """``x`` as the sort kernels take it: a real tensor in its kernel dtype (``dtype.kernel_dtype``)."""
     if not isinstance(x, Tensor):
         raise StridedError(f"{op}: expected a tensor, got {type(x).__name__}")
     if x.dtype.kind == "c":
         raise DTypeError(f"{op}: complex tensors have no order, got {x.dtype}")
-    return x if x.dtype.compute is x.dtype else to_dtype(x.detach(), x.dtype.compute)
+    want = dt.kernel_dtype(x.dtype)
+    return x if want is x.dtype else to_dtype(x.detach(), want)
 
 
 def _lines(op: str, x: Tensor, axis, descending) -> int:
@@ -84,7 +86,7 @@ def searchsorted(x1: Tensor, x2: Tensor, right: bool = False) -> Tensor:
         ordered("searchsorted", x)
     if x1.ndim != 1:
         raise ShapeError(f"searchsorted: expected a 1-D x1, got shape {x1.shape}")
-    common = dt.promote(x1.dtype, x2.dtype).compute
+    common = dt.kernel_dtype(dt.promote(x1.dtype, x2.dtype))
     a = x1 if x1.dtype is common else to_dtype(x1.detach(), common)
     b = x2 if x2.dtype is common else to_dtype(x2.detach(), common)
     out = empty(x2.shape, dt.i64)
@@ -97,12 +99,18 @@ def unique(x: Tensor, equal_nan: bool = False) -> tuple:
     """(values, first positions, inverse indices, counts) of the flattened ``x``: a stable
     argsort, the positions where a sorted element differs from the one before (every NaN its
     own value, as the standard says, unless ``equal_nan``: NumPy's np.unique), and gathers
-    and scans over those.  Inverse indices have x's shape."""
-    ordered("unique", x)
+    and scans over those.  Inverse indices have x's shape.  Complex values, which have no
+    order, are sorted by (real, imag) as NumPy sorts them: equal values end up side by side."""
+    if not isinstance(x, Tensor):
+        raise StridedError(f"unique: expected a tensor, got {type(x).__name__}")
     x = x.detach()
     flat = x.reshape(-1)
     n = flat.shape[0]
-    perm = argsort(flat, 0, False)
+    if x.dtype.is_complex:  # stable sorts by imag, then by real
+        by_imag = argsort(complex_part(flat, 1), 0, False)
+        perm = index_select(by_imag, argsort(index_select(complex_part(flat, 0), by_imag, 0), 0, False), 0)
+    else:
+        perm = argsort(flat, 0, False)
     s = index_select(flat, perm, 0)
     new = empty((n,), dt.bool_)
     if n:
