@@ -54,9 +54,8 @@ Float math.  exp, log, log2, log10 and log1p of f32 and f64, and tanh and
 sigmoid of f32, are branch-free polynomials of our own (``_expf`` ``_tanhf``
 ``_logf`` ``_expd`` ``_logd`` ...; f32 exp and tanh after Cephes' expf and
 tanhf) that LLVM vectorises, where a libm call per element keeps the loop
-scalar (numba's SVML route is not available): 1.6-3.6x faster than libm per
-element (f64 sigmoid takes the new exp too), and faster than NumPy's own loops
-on an AVX2 machine.
+scalar (numba's SVML route is not available; f64 sigmoid takes the new exp
+too; docs/benchmarks.md has the timings).
 exp and the logs stay within 1 ulp of the correctly rounded result: the tests
 sweep every exponent with random significands and the special values, and
 measured f32 log 0.82 ulp, log2 0.64, log10 0.62, log1p 0.5; f64 exp 0.69, log
