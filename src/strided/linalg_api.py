@@ -323,6 +323,9 @@ def svdvals(x, /) -> Tensor:
 
 
 def matrix_rank(x, /, *, rtol=None) -> Tensor:
+    x = expect_tensor("matrix_rank", x)
+    if not (x.dtype.is_float or x.dtype.is_complex):  # a count: integer matrices have a rank too (NumPy's)
+        x = from_numpy(x.numpy().astype(np.float64)) if x.ndim >= 2 else x
     x = _matrices("matrix_rank", x, square=False)
     a = _lapack_in(x)
     rtol = _rtol("matrix_rank", rtol, x, a)

@@ -148,3 +148,10 @@ def test_asarray_names_the_value_and_the_dtype():
     assert sd.asarray(True, dtype=sd.uint8).tolist() == 1
     assert sd.asarray(np.int64(300), dtype=sd.uint8).tolist() == np.asarray(np.int64(300), dtype=np.uint8).item()
     assert sd.asarray([1.5, -2.5], dtype=sd.int8).tolist() == np.asarray([1.5, -2.5], dtype=np.int8).tolist()
+
+
+def test_matrix_rank_of_integer_and_bool_matrices_is_numpys():
+    # The every-dtype sweep found it: array_api_strict (and NumPy) rank integer matrices.
+    for a in (np.array([[1, 2], [2, 4]], np.int16), np.array([[3, 1, 0], [6, 2, 0]], np.uint8), np.eye(3, dtype=bool)):
+        got = sd.linalg.matrix_rank(sd.asarray(a))
+        assert got.dtype == sd.int64 and int(got) == np.linalg.matrix_rank(a)
