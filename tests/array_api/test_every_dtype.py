@@ -280,6 +280,13 @@ TABLE_RECIPES = ["sort", "sort[descending]", "argsort", "searchsorted", "unique_
                  "std", "argmax", "argmin"]
 
 
+# Without the full sweep, the dtypes the tables once lacked and the kinds that widen: the op
+# layer's casts before the spied entry still compile a kernel per dtype pair.
+SPY_DTYPES = ("bool", "int16", "uint16", "uint64", "complex64")
+
+
+@pytest.mark.skipif(not FULL_SWEEP, reason="STRIDED_EVERY_DTYPE=1: the op layer's casts before the spied entries "
+                    "compile a kernel per dtype pair, over 15 minutes cold")
 @ONE
 @given(st.data())
 def test_kernel_tables_hold_every_dtype_the_namespace_takes(data):
@@ -300,7 +307,7 @@ def test_kernel_tables_hold_every_dtype_the_namespace_takes(data):
         for (mod, entry), checks in _families().items():
             mp.setattr(mod, entry, spy(entry, checks))
         for recipe in TABLE_RECIPES:
-            for name in DTYPES:
+            for name in DTYPES if FULL_SWEEP else SPY_DTYPES:
                 D = inputs(data.draw, name)
                 try:
                     _quiet(lambda: RECIPES[recipe](xps, _strict_array, D, lambda: getattr(xps, name)))
