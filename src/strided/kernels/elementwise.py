@@ -102,7 +102,7 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from ..threads import get_num_threads
-from .half import HALF_VIEW, dec as _dec, enc as _enc
+from .half import HALF_VIEW, bitcast, dec as _dec, enc as _enc
 from .walk import carry, direct, in_parallel, launch, seek
 
 from numba import njit, prange, types  # noqa: E402  (numba comes after strided.threads)
@@ -161,26 +161,10 @@ class OpSpec:
 # scalar helpers
 
 
-def _bitcast(src, dst):
-    """An intrinsic that reads a ``src`` value's bits as a ``dst`` of the same width."""
-
-    @intrinsic
-    def cast(typingctx, x):
-        if x != src:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], context.get_value_type(dst))
-
-        return dst(src), codegen
-
-    return cast
-
-
-_i32_bits_as_f32 = _bitcast(types.int32, types.float32)
-_f32_bits_as_i32 = _bitcast(types.float32, types.int32)
-_i64_bits_as_f64 = _bitcast(types.int64, types.float64)
-_f64_bits_as_i64 = _bitcast(types.float64, types.int64)
+_i32_bits_as_f32 = bitcast("_i32_bits_as_f32", types.int32, types.float32)
+_f32_bits_as_i32 = bitcast("_f32_bits_as_i32", types.float32, types.int32)
+_i64_bits_as_f64 = bitcast("_i64_bits_as_f64", types.int64, types.float64)
+_f64_bits_as_i64 = bitcast("_f64_bits_as_i64", types.float64, types.int64)
 
 
 def _zero(x):  # pragma: no cover - replaced by the overload in jitted code

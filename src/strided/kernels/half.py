@@ -34,7 +34,8 @@ HALF_VIEW = {F16: np.dtype(np.uint16), BF16: np.dtype(np.int16)}
 
 
 # -- scalar bit casts: numba has no scalar view, so reinterpret in LLVM ---------
-def _bitcast(name, src, dst):
+def bitcast(name, src, dst):
+    """An intrinsic (named ``name``) reading a ``src`` scalar's bits as a ``dst`` of the same width."""
     @intrinsic
     def cast(typingctx, x):
         if x != src:
@@ -49,8 +50,8 @@ def _bitcast(name, src, dst):
     return cast
 
 
-_f32_as_i32 = _bitcast("_f32_as_i32", types.float32, types.int32)
-_i32_as_f32 = _bitcast("_i32_as_f32", types.int32, types.float32)
+_f32_as_i32 = bitcast("_f32_as_i32", types.float32, types.int32)
+_i32_as_f32 = bitcast("_i32_as_f32", types.int32, types.float32)
 
 _TWO_M24 = 5.9604644775390625e-08  # 2**-24, the f16 subnormal quantum
 
