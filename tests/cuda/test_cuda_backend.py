@@ -59,11 +59,13 @@ def test_without_numba_cuda_a_cuda_device_is_refused_by_name():
 def test_simulated_cuda_suite():
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", str(HERE / "on_device")],
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-rfEs", "-p", "no:cacheprovider", "-W",
+         "ignore::RuntimeWarning", str(HERE / "on_device")],
         capture_output=True, text=True, timeout=600, env=env, cwd=ROOT,
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     summary = out.stdout.strip().splitlines()[-1]  # "22 passed in 9.1s": nothing skipped or deselected
     # "56 passed in 120s" or "56 passed, 10 warnings in 120s" (NumPy's own warnings on empty means)
+    # -rfEs puts each failure, error and skip with its reason just above the summary line
     assert " passed" in summary and not any(w in summary for w in ("failed", "error", "skipped", "deselected")), \
-        out.stdout[-2000:]
+        out.stdout[out.stdout.rfind("short test summary"):][-3000:]
