@@ -478,8 +478,9 @@ def np_argreduce(op: str, x: np.ndarray, dim, keepdim: bool) -> np.ndarray:
 
 def np_matmul(a: np.ndarray, b: np.ndarray):
     da, db = NAME[a.dtype], NAME[b.dtype]
-    if da != db:
-        raise Expected("matmul of different dtypes")  # contract: no implicit promotion in matmul
+    if da != db:  # ``@`` promotes as the standard's matmul does (Tensor.matmul keeps one dtype)
+        da = promote(da, db)
+        a, b = _as_operand(a, da), _as_operand(b, da)
     if a.ndim == 0 or b.ndim == 0:
         raise Expected("matmul of a rank-0 operand")
     if da in FLOATS:
