@@ -49,6 +49,7 @@ from .array_api import *  # noqa: E402,F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401
 from . import numpy_api  # noqa: E402,F401  (installs __array_ufunc__ and __array_function__ on Tensor)
 from . import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
+from .kernels.optable import register_op  # noqa: E402  (one op-table entry: docs/architecture.md)
 
 if "dask.array" in sys.modules:
     dask_chunks.register()
@@ -104,4 +105,6 @@ def _lazy(name):
         import importlib
 
         return importlib.import_module(".fft", __name__)
+    if name in array_api.__all__:  # a namespace function made since import (strided.register_op)
+        return getattr(array_api, name)
     raise AttributeError(f"module 'strided' has no attribute {name!r}")

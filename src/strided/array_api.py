@@ -43,6 +43,7 @@ from .storage import check_size
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from .interop import from_cuda_array_interface, from_dlpack
 from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
+from .kernels.optable import on_new_op
 from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
 from .ops.elementwise import complex_part
 from .tensor import GATHER_INDEX, Tensor, as_strided
@@ -609,56 +610,15 @@ def _unary_fn(name: str, op: str):
     return fn
 
 
-add = _binary_fn("add", "add")
-subtract = _binary_fn("subtract", "sub")
-multiply = _binary_fn("multiply", "mul")
-divide = _binary_fn("divide", "div")
-pow = _binary_fn("pow", "pow")
-maximum = _binary_fn("maximum", "maximum")
-minimum = _binary_fn("minimum", "minimum")
-equal = _binary_fn("equal", "eq")
-not_equal = _binary_fn("not_equal", "ne")
-less = _binary_fn("less", "lt")
-less_equal = _binary_fn("less_equal", "le")
-greater = _binary_fn("greater", "gt")
-greater_equal = _binary_fn("greater_equal", "ge")
-logical_and = _binary_fn("logical_and", "logical_and")
-logical_or = _binary_fn("logical_or", "logical_or")
-bitwise_and = _binary_fn("bitwise_and", "bitwise_and")
-bitwise_or = _binary_fn("bitwise_or", "bitwise_or")
-bitwise_xor = _binary_fn("bitwise_xor", "bitwise_xor")
+def _standard_fn(e) -> None:
+    """The Array API function an op-table entry names (``api``), made as the entry comes."""
+    if e.api:
+        globals()[e.api] = (_unary_fn if e.arity == 1 else _binary_fn)(e.api, e.name)
+        if "__all__" in globals() and e.api not in __all__:
+            __all__.append(e.api)
 
-abs = _unary_fn("abs", "abs")
-negative = _unary_fn("negative", "neg")
-square = _unary_fn("square", "sqr")
-sqrt = _unary_fn("sqrt", "sqrt")
-exp = _unary_fn("exp", "exp")
-log = _unary_fn("log", "log")
-sin = _unary_fn("sin", "sin")
-cos = _unary_fn("cos", "cos")
-tanh = _unary_fn("tanh", "tanh")
-sign = _unary_fn("sign", "sign")
-logical_not = _unary_fn("logical_not", "not")
-bitwise_invert = _unary_fn("bitwise_invert", "bitwise_invert")
-acos = _unary_fn("acos", "acos")
-acosh = _unary_fn("acosh", "acosh")
-asin = _unary_fn("asin", "asin")
-asinh = _unary_fn("asinh", "asinh")
-atan = _unary_fn("atan", "atan")
-atanh = _unary_fn("atanh", "atanh")
-cosh = _unary_fn("cosh", "cosh")
-sinh = _unary_fn("sinh", "sinh")
-tan = _unary_fn("tan", "tan")
-expm1 = _unary_fn("expm1", "expm1")
-log1p = _unary_fn("log1p", "log1p")
-log2 = _unary_fn("log2", "log2")
-log10 = _unary_fn("log10", "log10")
-atan2 = _binary_fn("atan2", "atan2")
-hypot = _binary_fn("hypot", "hypot")
-copysign = _binary_fn("copysign", "copysign")
-logaddexp = _binary_fn("logaddexp", "logaddexp")
-floor_divide = _binary_fn("floor_divide", "floor_divide")
-remainder = _binary_fn("remainder", "remainder")
+
+on_new_op(_standard_fn)
 
 
 def _rounding_fn(name: str):
@@ -692,7 +652,6 @@ def round(x, /) -> Tensor:
     return out
 
 
-reciprocal = _unary_fn("reciprocal", "recip")
 
 
 def conj(x, /) -> Tensor:

@@ -75,9 +75,9 @@ def full(shape, fill_value, dtype=None, *, device=None) -> Tensor:
 
 def expect_tensor(op: str, t) -> Tensor:
     """``t`` when it is a Tensor, else a StridedError naming ``op`` and what it got."""
-    if not isinstance(t, Tensor):
+    if not isinstance(t, Tensor) and getattr(type(t), "__strided_trace__", None) is None:
         raise StridedError(f"{op}: expected a strided.Tensor, got {type(t).__name__}")
-    return t
+    return t  # a Tensor, or a value strided.fuse traces (the op it meets records itself)
 
 
 def empty_like(t: Tensor, /, dtype=None, *, device=None) -> Tensor:

@@ -33,7 +33,7 @@ from .layout import Layout
 from .layout.layout import broadcast_shapes, contiguous_layout
 from .storage import alloc
 from .creation import from_numpy
-from .tensor import Op, Tensor, tracked as _tracked
+from .tensor import Op, Tensor, trace_hook, tracked as _tracked
 
 
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
@@ -59,24 +59,15 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
                 tracked = a._is_var or b._is_var or a._op is not None or b._op is not None
                 out._op = Op("matmul", (a, b), {"promote": promote}) if tracked else None
                 return out
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        got = trace_hook("matmul", "matmul", (a, b))
+        if got is not NotImplemented:
+            return got
     a = _operand(a, "lhs")
     b = _operand(b, "rhs")
     device = common_device("matmul", a._storage, b._storage)
-    if a.dtype is not b.dtype:
-        if not promote:
-            raise DTypeError(
-                f"matmul: expected both operands to have the same dtype, got lhs {a.dtype} and "
-                f"rhs {b.dtype} (the @ operator and strided.matmul promote them)"
-            )
-        want = dt.promote(a.dtype, b.dtype)
-    else:
-        want = a.dtype
+    out_shape, want = matmul_result(a.shape, b.shape, a.dtype, b.dtype, promote)
     a_nd, b_nd = len(a.layout.shape), len(b.layout.shape)  # used often below: properties cost
-    if a_nd == 0 or b_nd == 0:
-        raise ShapeError(
-            f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
-            "both operands need at least 1 dim (use * to multiply by a scalar)"
-        )
     if want.is_complex:
         return _complex_matmul(a, b, want, promote)
     # The integer kernel is compiled for i64, u32, u8 and bool; the other integers compute in
@@ -94,25 +85,8 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
         a_shape, a_stride = (1,) + a_shape, (0,) + a_stride
     if b_nd == 1:  # a column
         b_shape, b_stride = b_shape + (1,), b_stride + (0,)
-    m, k = a_shape[-2:]
-    kb, n = b_shape[-2:]
-    if k != kb:
-        raise ShapeError(
-            f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
-            f"lhs has {k} columns but rhs has {kb} rows"
-        )
-    a_batch, b_batch = a_shape[:-2], b_shape[:-2]
-    if a_batch == b_batch:
-        batch = a_batch
-    else:
-        try:
-            batch = broadcast_shapes("matmul", a_batch, b_batch)
-        except ShapeError:
-            raise ShapeError(
-                f"matmul: shape mismatch in matmul, lhs {a.shape} and rhs {b.shape}: "
-                f"batch dims {a_batch} and {b_batch} do not broadcast"
-            ) from None
-    out_shape = batch + ((m,) if a_nd > 1 else ()) + ((n,) if b_nd > 1 else ())
+    m, n = a_shape[-2], b_shape[-1]
+    batch = out_shape[: len(out_shape) - (a_nd > 1) - (b_nd > 1)]
 
     numel = m * n
     for d in batch:
@@ -139,6 +113,46 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     if _tracked((a, b)):
         out._op = Op("matmul", (a, b), {"promote": promote})
     return out
+
+
+def matmul_result(a_shape: tuple, b_shape: tuple, a_dtype: DType, b_dtype: DType, promote: bool = True):
+    """(shape, dtype) of ``a @ b`` for operands of these shapes and dtypes, by NumPy's rules;
+    the ShapeError or DTypeError matmul raises where there is none."""
+    if a_dtype is not b_dtype:
+        if not promote:
+            raise DTypeError(
+                f"matmul: expected both operands to have the same dtype, got lhs {a_dtype} and "
+                f"rhs {b_dtype} (the @ operator and strided.matmul promote them)"
+            )
+        want = dt.promote(a_dtype, b_dtype)
+    else:
+        want = a_dtype
+    if not a_shape or not b_shape:
+        raise ShapeError(
+            f"matmul: shape mismatch in matmul, lhs {a_shape} and rhs {b_shape}: "
+            "both operands need at least 1 dim (use * to multiply by a scalar)"
+        )
+    sa = (1,) + a_shape if len(a_shape) == 1 else a_shape
+    sb = b_shape + (1,) if len(b_shape) == 1 else b_shape
+    m, k = sa[-2:]
+    kb, n = sb[-2:]
+    if k != kb:
+        raise ShapeError(
+            f"matmul: shape mismatch in matmul, lhs {a_shape} and rhs {b_shape}: "
+            f"lhs has {k} columns but rhs has {kb} rows"
+        )
+    a_batch, b_batch = sa[:-2], sb[:-2]
+    if a_batch == b_batch:
+        batch = a_batch
+    else:
+        try:
+            batch = broadcast_shapes("matmul", a_batch, b_batch)
+        except ShapeError:
+            raise ShapeError(
+                f"matmul: shape mismatch in matmul, lhs {a_shape} and rhs {b_shape}: "
+                f"batch dims {a_batch} and {b_batch} do not broadcast"
+            ) from None
+    return batch + ((m,) if len(a_shape) > 1 else ()) + ((n,) if len(b_shape) > 1 else ()), want
 
 
 def _complex_matmul(a: Tensor, b: Tensor, want: DType, promote: bool) -> Tensor:

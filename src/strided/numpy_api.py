@@ -29,6 +29,8 @@ from . import dtype as dt
 from . import numpy_fallback
 from .creation import empty, ones, zeros
 from .errors import DTypeError, StridedError
+from .kernels.optable import on_new_op
+from .ops import elementwise as _ops
 from .ops import index_select, unique
 from .tensor import Tensor
 
@@ -67,24 +69,17 @@ def _matmul(a, b):
     return _linalg().matmul(a, b, promote=True)
 
 
-# ufunc name -> the namespace function that computes it
-UFUNCS = {
-    "add": xp.add, "subtract": xp.subtract, "multiply": xp.multiply, "divide": xp.divide, "power": xp.pow,
-    "maximum": xp.maximum, "minimum": xp.minimum, "equal": xp.equal, "not_equal": xp.not_equal, "less": xp.less,
-    "less_equal": xp.less_equal, "greater": xp.greater, "greater_equal": xp.greater_equal,
-    "logical_and": xp.logical_and, "logical_or": xp.logical_or, "logical_xor": xp.logical_xor,
-    "logical_not": xp.logical_not, "negative": xp.negative, "positive": xp.positive, "absolute": xp.abs,
-    "square": xp.square, "sqrt": xp.sqrt, "exp": xp.exp, "log": xp.log, "sin": xp.sin, "cos": xp.cos,
-    "tanh": xp.tanh, "sign": xp.sign, "isnan": xp.isnan, "isinf": xp.isinf, "isfinite": xp.isfinite,
-    "reciprocal": xp.reciprocal, "matmul": _matmul, "conjugate": xp.conj,
-    "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or, "bitwise_xor": xp.bitwise_xor,
-    "invert": xp.bitwise_invert, "arccos": xp.acos, "arccosh": xp.acosh, "arcsin": xp.asin, "arcsinh": xp.asinh,
-    "arctan": xp.atan, "arctanh": xp.atanh, "cosh": xp.cosh, "sinh": xp.sinh, "tan": xp.tan, "expm1": xp.expm1,
-    "log1p": xp.log1p, "log2": xp.log2, "log10": xp.log10, "ceil": xp.ceil, "floor": xp.floor, "trunc": xp.trunc,
-    "rint": xp.round, "arctan2": xp.atan2, "hypot": xp.hypot, "copysign": xp.copysign, "logaddexp": xp.logaddexp,
-    "floor_divide": xp.floor_divide, "remainder": xp.remainder, "signbit": xp.signbit, "nextafter": xp.nextafter,
+# ufunc name -> the namespace function that computes it: the op table's entries (each names
+# its ufunc and its Array API function), and the ufuncs the namespace composes from them
+UFUNCS = {}
+on_new_op(lambda e: e.ufunc and UFUNCS.__setitem__(e.ufunc, getattr(xp, e.api) if e.api else
+                                                   _ops.install("unary" if e.arity == 1 else "binary", e.name)))
+UFUNCS.update({
+    "logical_xor": xp.logical_xor, "positive": xp.positive, "isnan": xp.isnan, "isinf": xp.isinf,
+    "isfinite": xp.isfinite, "matmul": _matmul, "conjugate": xp.conj, "ceil": xp.ceil, "floor": xp.floor,
+    "trunc": xp.trunc, "rint": xp.round, "signbit": xp.signbit, "nextafter": xp.nextafter,
     "left_shift": xp.bitwise_left_shift, "right_shift": xp.bitwise_right_shift,
-}
+})
 
 # ufunc.reduce -> the reduction
 _REDUCTIONS = {"add": xp.sum, "multiply": xp.prod, "maximum": xp.max, "minimum": xp.min,

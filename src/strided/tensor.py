@@ -72,6 +72,17 @@ def tracked(inputs) -> bool:
     return False
 
 
+def trace_hook(family: str, op: str, values: tuple, **kw):
+    """``op`` handed to a value that ``strided.fuse`` is tracing (it records the op instead of
+    computing it), or NotImplemented when no value among ``values`` is traced.  The op
+    layer calls this where an operand is not a Tensor, before refusing it."""
+    for v in values:
+        hook = getattr(type(v), "__strided_trace__", None)
+        if hook is not None:
+            return hook(v, family, op, values, kw)
+    return NotImplemented
+
+
 def record(out: "Tensor", name: str, inputs: tuple, **ctx) -> "Tensor":
     """``out``, with the op that made it when an input is tracked."""
     if tracked(inputs):

@@ -16,10 +16,10 @@ def test_generated_kernels_have_one_name_per_op():
     for op in ("argmax", "argmin", "sum", "max"):
         for key, k in red._kernel_set(op).items():
             names.setdefault(k.py_func.__qualname__, set()).add(op)
-    for op in ("exp", "add", "mul"):
-        kind = "u" if op == "exp" else "b"
-        for key, k in ew._kernel_set(kind, op).items():
-            names.setdefault(k.py_func.__qualname__, set()).add(op)
+    for op in ("exp", "add", "mul"):  # generated: one module per op and dtype, named by its source
+        for comp in ("float32", "float64"):
+            for key, k in ew._kernel_set(op, comp).items():
+                names.setdefault(f"{k.py_func.__module__}.{k.py_func.__qualname__}", set()).add((op, comp))
     shared = {name: ops for name, ops in names.items() if len(ops) > 1}
     assert not shared, f"kernels of several ops share a name: {shared}"
 

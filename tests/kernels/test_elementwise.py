@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
 from strided.kernels import PARALLEL_MIN
 from strided.kernels import elementwise as ew
+from strided.kernels.optable import OPS
 from strided.layout import Layout
 
 DTYPES = ["float32", "float64", "uint8", "uint32", "int64", "bool"]
@@ -625,7 +626,7 @@ def test_float_math_vectorises(op, dtype):
 
     from numba import njit
 
-    fn = ew._UNARY_FNS[op][0]
+    fn = OPS[op].fn(np.dtype(dtype).name)
 
     @njit(error_model="numpy")
     def loop(x, out):

@@ -2,8 +2,8 @@
 
 Each line of the table names an op, its family, its result-dtype rule, its name in
 the family's kernel table, its gradient rule and the Tensor methods and operators
-that call it.  Adding an elementwise op is one kernel function in
-``kernels/elementwise.py``'s table and one line here (see docs/architecture.md).
+that call it.  The elementwise ops come from the op table (``kernels/optable.py``):
+adding one is one entry there (see docs/architecture.md).
 
 Families and where their rules live: ``elementwise`` (unary, binary, where),
 ``reduce`` (sum, mean, max, min, argmax, argmin), ``join`` (cat, index_select),
@@ -20,6 +20,7 @@ import numpy as np
 from ..creation import as_tensor_like, from_numpy
 from ..dtype import bool_ as BOOL, i64 as I64
 from ..errors import StridedError, StridedIndexError
+from ..kernels.optable import NOT_DIFFERENTIABLE as OP_NOT_DIFFERENTIABLE, on_new_op
 from ..tensor import Tensor
 from . import elementwise, grad
 from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contiguous, setitem, to_dtype, write, zero_
@@ -38,72 +39,9 @@ __all__ = [
     "sort", "argsort", "searchsorted", "unique", "cumulate", "nonzero",
 ]
 
-_U = grad.unary_rule
-D = grad.UNARY
-
 # -- the table ----------------------------------------------------------------------------
-# unary: name, dtype rule, gradient (of x, y = op(x), g), methods, operators
-declare("exp", "unary", "float", kernel="exp", grad=_U(D["exp"]), methods=("exp",))
-declare("log", "unary", "float", kernel="log", grad=_U(D["log"]), methods=("log",))
-declare("sqrt", "unary", "float", kernel="sqrt", grad=_U(D["sqrt"]), methods=("sqrt",))
-declare("sqr", "unary", "same", kernel="sqr", grad=_U(D["sqr"]), methods=("sqr",))
-declare("abs", "unary", "same", kernel="abs", grad=_U(D["abs"]), methods=("abs",), operators=("__abs__",))
-declare("neg", "unary", "same", kernel="neg", grad=_U(D["neg"]), methods=("neg",), operators=("__neg__",))
-declare("relu", "unary", "same", kernel="relu", grad=_U(D["relu"]), methods=("relu",))
-declare("tanh", "unary", "float", kernel="tanh", grad=_U(D["tanh"]), methods=("tanh",))
-declare("sigmoid", "unary", "float", kernel="sigmoid", grad=_U(D["sigmoid"]), methods=("sigmoid",))
-declare("sin", "unary", "float", kernel="sin", grad=_U(D["sin"]), methods=("sin",))
-declare("cos", "unary", "float", kernel="cos", grad=_U(D["cos"]), methods=("cos",))
-declare("sign", "unary", "same", kernel="sign", grad=_U(D["sign"]), methods=("sign",))
-declare("recip", "unary", "float", kernel="recip", grad=_U(D["recip"]), methods=("recip",))
-for _name in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "expm1", "log1p", "log2",
-              "log10"):
-    declare(_name, "unary", "float", kernel=_name, grad=_U(D[_name]), methods=(_name,))
-for _name in ("ceil", "floor", "trunc", "round"):  # floats only: an integer is its own rounding (array_api)
-    declare(_name, "unary", "same", kernel=_name, grad=_U(D[_name]), methods=(_name,))
-declare("not", "unary", "bool", kernel="not", grad=NOT_DIFFERENTIABLE, methods=("logical_not",))
-declare("bitwise_invert", "unary", "same", kernel="bitwise_invert", grad=NOT_DIFFERENTIABLE, operators=("__invert__",))
-# the identity on real dtypes, whose gradient is the identity too (autograd is real)
-declare("conj", "unary", "same", kernel="conj", grad=grad.identity_back, methods=("conj",))
-
-# binary: a op b, with NumPy's broadcasting; reflected operators compute other op self
-_B = grad.binary_rule
-declare("add", "binary", "promote", kernel="add", grad=_B("add"), methods=("add", "broadcast_add"),
-        operators=("__add__",), reflected=("__radd__",))
-declare("sub", "binary", "promote", kernel="sub", grad=_B("sub"), methods=("sub", "broadcast_sub"),
-        operators=("__sub__",), reflected=("__rsub__",))
-declare("mul", "binary", "promote", kernel="mul", grad=_B("mul"), methods=("mul", "broadcast_mul"),
-        operators=("__mul__",), reflected=("__rmul__",))
-declare("div", "binary", "true_div", kernel="div", grad=_B("div"), methods=("div", "broadcast_div"),
-        operators=("__truediv__",), reflected=("__rtruediv__",))
-declare("maximum", "binary", "promote", kernel="maximum", grad=_B("maximum"),
-        methods=("maximum", "broadcast_maximum"))
-declare("minimum", "binary", "promote", kernel="minimum", grad=_B("minimum"),
-        methods=("minimum", "broadcast_minimum"))
-declare("pow", "binary", "promote", kernel="pow", grad=_B("pow"), methods=("pow",), operators=("__pow__",),
-        reflected=("__rpow__",))
-for _name, _dunder in (("eq", "__eq__"), ("ne", "__ne__"), ("lt", "__lt__"), ("le", "__le__"), ("gt", "__gt__"),
-                       ("ge", "__ge__")):
-    declare(_name, "binary", "compare", kernel=_name, grad=NOT_DIFFERENTIABLE, methods=(_name,),
-            operators=(_dunder,))
-declare("logical_and", "binary", "bool", kernel="logical_and", grad=NOT_DIFFERENTIABLE, methods=("logical_and",))
-declare("logical_or", "binary", "bool", kernel="logical_or", grad=NOT_DIFFERENTIABLE, methods=("logical_or",))
-# & | ^ ~ are bitwise, as in NumPy (on bools they are the logical ops)
-for _name, _dunder in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
-    declare(_name, "binary", "promote", kernel=_name, grad=NOT_DIFFERENTIABLE,
-            operators=(f"__{_dunder}__",), reflected=(f"__r{_dunder}__",))
-for _name in ("atan2", "hypot", "copysign", "logaddexp"):  # float results, as true division
-    declare(_name, "binary", "true_div", kernel=_name, grad=_B(_name), methods=(_name,))
-declare("floor_divide", "binary", "promote", kernel="floor_divide", grad=NOT_DIFFERENTIABLE, methods=("floor_divide",),
-        operators=("__floordiv__",), reflected=("__rfloordiv__",))
-declare("remainder", "binary", "promote", kernel="remainder", grad=_B("remainder"), methods=("remainder",),
-        operators=("__mod__",), reflected=("__rmod__",))
-declare("nextafter", "binary", "promote", kernel="nextafter", grad=NOT_DIFFERENTIABLE, methods=("nextafter",))
-# Shifts wrap as NumPy's: a count outside [0, bits) gives 0 (left) or the sign (right).
-declare("bitwise_left_shift", "binary", "promote", kernel="bitwise_left_shift", grad=NOT_DIFFERENTIABLE,
-        operators=("__lshift__",), reflected=("__rlshift__",))
-declare("bitwise_right_shift", "binary", "promote", kernel="bitwise_right_shift", grad=NOT_DIFFERENTIABLE,
-        operators=("__rshift__",), reflected=("__rrshift__",))
+# Elementwise ops: one entry each in the op table (kernels/optable.py), declared from there
+# (``_elementwise``, below, as each entry comes: at import and for ops registered later).
 declare("where", "where", "promote", kernel="where", grad=grad.where_back)
 
 # reductions
@@ -206,19 +144,33 @@ def _sort_method(op):
 _LINE_METHODS = {"sort": _sort_method(sort), "argsort": _sort_method(argsort), "nonzero": nonzero}
 
 
+def _install_spec(spec) -> None:
+    if not (spec.methods or spec.operators or spec.reflected):
+        return
+    fn, reflected = _method(spec)
+    for name in spec.methods:
+        setattr(Tensor, name, fn)
+    # a binary operator leaves ``t op x`` to an x that takes part in NumPy's dispatch (elementwise._defers)
+    op_fn = elementwise.install("operator", spec.name) if spec.family == "binary" else fn
+    for name in spec.operators:
+        setattr(Tensor, name, op_fn)
+    for name in spec.reflected:
+        setattr(Tensor, name, reflected)
+
+
+def _elementwise(e) -> None:
+    """Declare an op-table entry and give Tensor its methods, operators and in-place operator."""
+    spec = declare(e.name, "unary" if e.arity == 1 else "binary", e.rule, kernel=e.name,
+                   grad=NOT_DIFFERENTIABLE if e.grad == OP_NOT_DIFFERENTIABLE else grad.elementwise_rule(e),
+                   methods=e.methods, operators=e.operators, reflected=e.reflected)
+    _install_spec(spec)
+    if e.inplace:
+        setattr(Tensor, e.inplace, _inplace(e.name))
+
+
 def _install() -> None:
-    for spec in REGISTRY.values():
-        if not (spec.methods or spec.operators or spec.reflected):
-            continue
-        fn, reflected = _method(spec)
-        for name in spec.methods:
-            setattr(Tensor, name, fn)
-        # a binary operator leaves ``t op x`` to an x that takes part in NumPy's dispatch (elementwise._defers)
-        op_fn = elementwise.install("operator", spec.name) if spec.family == "binary" else fn
-        for name in spec.operators:
-            setattr(Tensor, name, op_fn)
-        for name in spec.reflected:
-            setattr(Tensor, name, reflected)
+    for spec in list(REGISTRY.values()):
+        _install_spec(spec)
     Tensor.matmul = _strict_matmul  # the method keeps candle's rule; the operators promote
     # Copies and writes through views (tensor.py's docstring lists what is installed from where).
     Tensor.contiguous = contiguous
@@ -231,12 +183,6 @@ def _install() -> None:
     Tensor.sum_all = lambda self: reduce("sum", self, None, False)
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
-    for op, dunder in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"), ("div", "__itruediv__"),
-                       ("pow", "__ipow__"), ("bitwise_and", "__iand__"), ("bitwise_or", "__ior__"),
-                       ("bitwise_xor", "__ixor__"), ("floor_divide", "__ifloordiv__"),
-                       ("remainder", "__imod__"), ("bitwise_left_shift", "__ilshift__"),
-                       ("bitwise_right_shift", "__irshift__")):
-        setattr(Tensor, dunder, _inplace(op))
     Tensor.__imatmul__ = _imatmul
 
 
@@ -298,3 +244,4 @@ def _inplace(op: str):
 
 
 _install()
+on_new_op(_elementwise)

@@ -24,7 +24,7 @@ from ..errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
 from ..layout.analysis import is_non_overlapping, overlaps
 from ..storage import alloc, wrap
-from ..tensor import Op, Tensor, same_buffer
+from ..tensor import Op, Tensor, same_buffer, trace_hook
 
 _new = object.__new__
 _BOUND = caches.cache("ops.copies", "source layout, source dtype, result dtype, device", 2048, threads=True)
@@ -80,6 +80,10 @@ def clone(t: Tensor) -> Tensor:
 
 
 def to_dtype(t: Tensor, dtype) -> Tensor:
+    if not isinstance(t, Tensor):
+        got = trace_hook("cast", "to_dtype", (t,), dtype=dtype)
+        if got is not NotImplemented:
+            return got
     dtype = dt.as_dtype(dtype)
     if dtype is t.dtype:
         return t

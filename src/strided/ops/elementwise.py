@@ -32,7 +32,7 @@ from ..interop import NotNumeric, operand
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
 from ..storage import alloc, wrap
-from ..tensor import Op, Tensor, record
+from ..tensor import Op, Tensor, record, trace_hook
 from .copies import to_dtype
 from .registry import REGISTRY
 
@@ -196,26 +196,35 @@ def unary(op: str, t: Tensor) -> Tensor:
     return fn(t) if fn is not None else kernel_unary(op, t)
 
 
+def unary_dtypes(op: str, dtype: DType) -> tuple[DType, DType]:
+    """(compute dtype, result dtype) of ``op`` on a tensor of ``dtype``, by the op's dtype rule
+    (complex ``abs`` is a real hypot: ``kernel_unary`` computes it apart)."""
+    rule = REGISTRY[op].dtype_rule
+    if rule == "bool":
+        if dtype is not dt.bool_:
+            raise DTypeError(f"{op}: expected a bool tensor, got {dtype}")
+        want = dt.bool_
+    elif rule == "float":
+        want = dtype if dtype.kind in "fc" else dt.f64
+    else:
+        if dtype is dt.bool_ and op in ("neg", "sign"):
+            raise DTypeError(f"{op}: not defined for bool tensors")
+        want = dtype
+    return dt.kernel_dtype(want), want
+
+
 def kernel_unary(op: str, t: Tensor) -> Tensor:
     spec = REGISTRY.get(op)
     if spec is None or spec.family != "unary":
         raise StridedError(f"unary: unknown op {op!r}")
     if not isinstance(t, Tensor):
+        got = trace_hook("unary", op, (t,))
+        if got is not NotImplemented:
+            return got
         raise StridedError(f"{op}: expected a tensor, got {type(t).__name__}")
-    rule = spec.dtype_rule
-    if rule == "bool":
-        if t.dtype is not dt.bool_:
-            raise DTypeError(f"{op}: expected a bool tensor, got {t.dtype}")
-        want = dt.bool_
-    elif rule == "float":
-        want = t.dtype if t.dtype.kind in "fc" else dt.f64
-    else:
-        if t.dtype is dt.bool_ and op in ("neg", "sign"):
-            raise DTypeError(f"{op}: not defined for bool tensors")
-        if op == "abs" and t.dtype.is_complex:
-            return record(_complex_abs(t), op, (t,))
-        want = t.dtype
-    comp = dt.kernel_dtype(want)
+    if op == "abs" and t.dtype.is_complex:
+        return record(_complex_abs(t), op, (t,))
+    comp, want = unary_dtypes(op, t.dtype)
     src = t if t.dtype.compute is comp else _compute(t, comp)  # f16/bf16 are read as they are
     K = _kernels(op, src)
     lay = K.elementwise.output_layout(t.shape, src.layout)
@@ -364,6 +373,9 @@ def kernel_binary(op: str, a, b) -> Tensor:
     if spec is None or spec.family != "binary":
         raise StridedError(f"binary: unknown op {op!r}")
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        got = trace_hook("binary", op, (a, b))
+        if got is not NotImplemented:
+            return got
         try:
             a, b = _intake(op, (a, b))
         except NotNumeric as e:
@@ -433,6 +445,9 @@ def install(kind: str, op: str):
 def where(cond, a, b) -> Tensor:
     """``a`` where ``cond`` is true, ``b`` elsewhere, all broadcast together."""
     if not (isinstance(cond, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor)):
+        got = trace_hook("where", "where", (cond, a, b))
+        if got is not NotImplemented:
+            return got
         cond, a, b = _intake("where", (cond, a, b))
     if not isinstance(cond, Tensor):
         raise StridedError(f"where: expected a tensor or an array condition, got {type(cond).__name__}")

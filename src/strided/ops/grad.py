@@ -94,95 +94,24 @@ def cast_back(node, op, g):
 # elementwise
 
 
-def unary_rule(fn):
-    def rule(node, op, g):
-        (x,) = op.inputs
-        return [fn(x.detach(), node.detach(), g)]
+def elementwise_rule(entry):
+    """The gradient rule of an op-table entry (``kernels.optable``: its rules are functions of
+    the operands, the result and g), or None for an entry that is not differentiable."""
+    if entry.arity == 1:
+        fn = entry.grad
 
-    return rule
+        def rule(node, op, g):
+            (x,) = op.inputs
+            return [fn(x.detach(), node.detach(), g)]
 
+        return rule
+    fns = entry.grad
 
-UNARY = {
-    "exp": lambda x, y, g: g * y,
-    "log": lambda x, y, g: g / x,
-    "sqrt": lambda x, y, g: g * 0.5 / y,
-    "sqr": lambda x, y, g: g * x * 2,
-    "abs": lambda x, y, g: g * x.sign(),
-    "neg": lambda x, y, g: -g,
-    "relu": lambda x, y, g: g * (x > 0).to_dtype(g.dtype),
-    "tanh": lambda x, y, g: g * (1 - y * y),
-    "sigmoid": lambda x, y, g: g * y * (1 - y),
-    "sin": lambda x, y, g: g * x.cos(),
-    "cos": lambda x, y, g: -(g * x.sin()),
-    "recip": lambda x, y, g: -(g * y * y),
-    "sign": lambda x, y, g: g * 0,
-    "acos": lambda x, y, g: -(g / (1 - x * x).sqrt()),
-    "asin": lambda x, y, g: g / (1 - x * x).sqrt(),
-    "atan": lambda x, y, g: g / (1 + x * x),
-    "acosh": lambda x, y, g: g / (x * x - 1).sqrt(),
-    "asinh": lambda x, y, g: g / (x * x + 1).sqrt(),
-    "atanh": lambda x, y, g: g / (1 - x * x),
-    "cosh": lambda x, y, g: g * x.sinh(),
-    "sinh": lambda x, y, g: g * x.cosh(),
-    "tan": lambda x, y, g: g * (1 + y * y),
-    "expm1": lambda x, y, g: g * (y + 1),
-    "log1p": lambda x, y, g: g / (1 + x),
-    "log2": lambda x, y, g: g / (x * float(np.log(2.0))),
-    "log10": lambda x, y, g: g / (x * float(np.log(10.0))),
-    # piecewise constant: zero almost everywhere, as PyTorch gives
-    "ceil": lambda x, y, g: g * 0,
-    "floor": lambda x, y, g: g * 0,
-    "trunc": lambda x, y, g: g * 0,
-    "round": lambda x, y, g: g * 0,
-}
-
-
-def binary_rule(name):
     def rule(node, op, g):
         a, b = (x.detach() if isinstance(x, Tensor) else x for x in op.ctx["operands"])
-        g = g.detach()
-        if name == "add":
-            ga, gb = g, g
-        elif name == "sub":
-            ga, gb = g, -g
-        elif name == "mul":
-            ga, gb = g * b, g * a
-        elif name == "div":
-            ga = g / b
-            gb = -(g * a) / (b * b) if isinstance(b, Tensor) else None
-        elif name in ("maximum", "minimum"):
-            # Ties go to the left operand, so the gradient is never split or doubled.
-            first = (a >= b) if name == "maximum" else (a <= b)
-            ga = g * first.to_dtype(g.dtype)
-            gb = g * (~first).to_dtype(g.dtype)
-        elif name == "pow":
-            ga = g * b * (a ** (b - 1)) if isinstance(a, Tensor) else None
-            if isinstance(b, Tensor):
-                log_a = a.log() if isinstance(a, Tensor) else float(np.log(a))
-                gb = g * node.detach() * log_a
-            else:
-                gb = None
-        elif name == "atan2":  # atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
-            r = a * a + b * b
-            ga, gb = g * b / r, -(g * a) / r
-        elif name == "hypot":
-            ga, gb = g * a / node.detach(), g * b / node.detach()
-        elif name == "logaddexp":
-            ga, gb = g * (a - node.detach()).exp(), g * (b - node.detach()).exp()
-        elif name == "copysign":  # +-1 times g: whether the sign of a was kept; zero for b almost everywhere
-            kept = (a.copysign(b) == a).to_dtype(g.dtype)
-            ga = g * kept * 2 - g
-            gb = g * 0 if isinstance(b, Tensor) else None
-        elif name == "remainder":  # a - b * floor(a / b)
-            ga = g
-            gb = -(g * a.floor_divide(b)) if isinstance(a, Tensor) else -(g * (a // b))
-        else:
-            raise StridedError(f"backward: no gradient rule for binary op {name!r}")
-        grads = []
-        for x, gx in ((a, ga), (b, gb)):
-            if isinstance(x, Tensor):
-                grads.append(None if gx is None else sum_to(gx, x.shape).reshape(x.shape))
-        return grads
+        g, y = g.detach(), node.detach()
+        # one gradient per tensor operand (a Python number or array gets none)
+        return [sum_to(fn(a, b, y, g), x.shape).reshape(x.shape) for x, fn in zip((a, b), fns) if isinstance(x, Tensor)]
 
     return rule
 

@@ -19,7 +19,7 @@ from ..creation import empty
 from ..errors import DTypeError, ShapeError, StridedIndexError
 from ..layout.layout import norm_dim
 from ..storage import alloc
-from ..tensor import Tensor, record
+from ..tensor import Tensor, record, trace_hook
 from .copies import to_dtype
 from .elementwise import binary
 
@@ -40,6 +40,10 @@ def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
 
 def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``op`` (sum, mean, max, min) over ``dim`` (an int, a tuple of ints, or None for all)."""
+    if not isinstance(t, Tensor):
+        got = trace_hook("reduce", op, (t,), dim=dim, keepdim=keepdim)
+        if got is not NotImplemented:
+            return got
     if type(dim) is int or dim is None:
         s = t._storage
         e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
@@ -109,6 +113,10 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
 
 def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the max (argmax) or min (argmin) along ``dim`` (None: of the flattened tensor)."""
+    if not isinstance(t, Tensor):
+        got = trace_hook("arg_reduce", op, (t,), dim=dim, keepdim=keepdim)
+        if got is not NotImplemented:
+            return got
     if dim is None:
         flat = t.detach().reshape(-1)
         out = arg_reduce(op, flat, 0, False)

@@ -22,7 +22,7 @@ from typing import Callable
 from ..errors import StridedError
 
 FAMILIES = ("unary", "binary", "where", "reduce", "arg_reduce", "matmul", "cat", "index_select", "view", "copy",
-            "sort", "scan")
+            "sort", "scan", "fused")
 
 # How a result's dtype follows from the inputs' (``ops.elementwise`` and ``ops.reduce`` apply them).
 DTYPE_RULES = {

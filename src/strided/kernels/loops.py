@@ -1,0 +1,243 @@
+"""The elementwise loops, written once for any number of operands.
+
+``kernel_set(n, expr_source, env, tag)`` generates the four kernels of an elementwise
+expression of ``n`` inputs (serial and parallel, runs and tiles; ``kernels.elementwise``'s
+docstring has the path table) and loads them through ``codegen``.  The expression is the
+source of a function ``expr(a0, ..., a<n-1>)`` of the inputs' values, as the kernels
+compute with them; an eager op's is one call of its scalar function, a fused chain's a
+few lines (``strided.fuse``).  How an element is read and written is the ``mode``:
+``"compute"`` widens f16/bf16 bits to f32 as it loads (``half.dec``) and rounds each
+result once as it stores (``half.enc``), ``"bits"`` moves elements as they are (``where``).
+
+Layout integers arrive as ``shape`` (merged dims, outermost first), ``st`` (one row of
+strides per operand, the output first) and ``offs``; ``lo, hi`` is a range of flat
+positions in iteration order (runs) or of tiles (tiles), the first and last rows of a
+chunk possibly partial.  numba takes no variable number of arrays, so the operands are
+spelled out per arity here, by the generator, and nowhere else.
+
+BCAST (every inner stride 0 or 1) hoists each stride-0 input out of the run, one branch
+per set of such inputs; that is written out for up to ``BCAST_MAX`` inputs, beyond which
+(2^n branches) BCAST runs take the general strided loop.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from .codegen import load
+from .common import TILE_PAD
+from .walk import seek
+
+from numba.extending import register_jitable  # noqa: E402  (numba comes after strided.threads)
+
+__all__ = ["kernel_set", "BCAST_MAX", "jitable"]
+
+BCAST_MAX = 2
+
+jitable = register_jitable(error_model="numpy")
+
+
+@jitable
+def tile_load(buf, tw, x, p, s0, s1, ni, nj):
+    """buf[i * tw + j] = x[p + i * s0 + j * s1]."""
+    if abs(s0) < abs(s1):
+        for j in range(nj):
+            q = p + j * s1
+            if s0 == 1:
+                xv = x[q : q + ni]
+                for i in range(ni):
+                    buf[i * tw + j] = xv[i]
+            else:
+                for i in range(ni):
+                    buf[i * tw + j] = x[q + i * s0]
+    else:
+        for i in range(ni):
+            q = p + i * s0
+            for j in range(nj):
+                buf[i * tw + j] = x[q + j * s1]
+
+
+@jitable
+def tile_store(out, p, s0, s1, buf, tw, ni, nj):
+    """out[p + i * s0 + j * s1] = buf[i * tw + j]."""
+    if abs(s0) < abs(s1):
+        for j in range(nj):
+            q = p + j * s1
+            if s0 == 1:
+                ov = out[q : q + ni]
+                for i in range(ni):
+                    ov[i] = buf[i * tw + j]
+            else:
+                for i in range(ni):
+                    out[q + i * s0] = buf[i * tw + j]
+    else:
+        for i in range(ni):
+            q = p + i * s0
+            for j in range(nj):
+                out[q + j * s1] = buf[i * tw + j]
+
+
+@jitable
+def tile_coords(w, shape, st, start, idx, tile):
+    """Tile ``w``: its extent and the operands' positions at its first element (``start``:
+    their positions at the first element of all)."""
+    nd = shape.shape[0]
+    n0 = shape[nd - 2]
+    n1 = shape[nd - 1]
+    t1 = (n1 + tile - 1) // tile
+    per = ((n0 + tile - 1) // tile) * t1
+    outer = w // per
+    t = w - outer * per
+    ti = t // t1
+    i0 = ti * tile
+    j0 = (t - ti * t1) * tile
+    pos = seek((outer * n0 + i0) * n1 + j0, shape, st, nd, idx, start)
+    return min(tile, n0 - i0), min(tile, n1 - j0), pos
+
+
+def _indent(lines, n):
+    return "\n".join(" " * n + line for line in lines)
+
+
+def _runs(n: int, load_, store_) -> str:
+    xs = [f"x{i}" for i in range(n)]
+    b = [f"b{i}" for i in range(n)]
+    p = [f"p{i}" for i in range(n)]
+    call = lambda args: f"expr({', '.join(args)})"  # noqa: E731
+    dense = [f"v{i} = x{i}[p{i} : p{i} + m]" for i in range(n)]
+    dense += ["for k in range(m):",
+              f"    ov[k] = {store_('ov', call([load_(f'v{i}[k]') for i in range(n)]))}"]
+    bcast = []
+    if n <= BCAST_MAX:
+        # one branch per nonempty set of stride-0 inputs, the set of all of them first
+        sets = [c for r in range(n, 0, -1) for c in combinations(range(n), r)]
+        for j, zero in enumerate(sets):
+            cond = " and ".join(f"s{i} == 0" for i in zero)
+            head = "if" if j == 0 else ("elif" if j < len(sets) - 1 else "else")
+            bcast.append(f"{head} {cond}:" if head != "else" else "else:")
+            body = []
+            for i in range(n):
+                body.append(f"c{i} = {load_(f'x{i}[p{i}]')}" if i in zero else f"v{i} = x{i}[p{i} : p{i} + m]")
+            args = [f"c{i}" if i in zero else load_(f"v{i}[k]") for i in range(n)]
+            if len(zero) == n:
+                body += [f"v = {store_('ov', call(args))}", "for k in range(m):", "    ov[k] = v"]
+            else:
+                body += ["for k in range(m):", f"    ov[k] = {store_('ov', call(args))}"]
+            bcast += ["    " + line for line in body]
+    general = ["for k in range(m):",
+               f"    out[po + k * so] = {store_('out', call([load_(f'x{i}[p{i} + k * s{i}]') for i in range(n)]))}"]
+    paths = ["if path == 0:", "    ov = out[po : po + m]", *["    " + x for x in dense]]
+    if bcast:
+        paths += ["elif path == 1:", "    ov = out[po : po + m]", *["    " + x for x in bcast]]
+    paths += ["else:", *["    " + x for x in general]]
+    offs = ", ".join(f"offs[{i}]" for i in range(n + 1))
+    body = [
+        "nd = shape.shape[0]",
+        "inner = shape[nd - 1]",
+        "so = st[0, nd - 1]",
+        *[f"s{i} = st[{i + 1}, nd - 1]" for i in range(n)],
+        "idx = np.zeros(nd, np.int64)",
+        "row = lo // inner",
+        "j = lo - row * inner",
+        f"bo, {', '.join(b)} = seek(row, shape, st, nd - 1, idx, ({offs},))",
+        "d = nd - 2",
+        "i = lo",
+        "while i < hi:",
+        "    m = min(inner - j, hi - i)",
+        "    po = bo + j * so",
+        *[f"    {p[i]} = {b[i]} + j * s{i}" for i in range(n)],
+        *["    " + line for line in paths],
+        "    i += m",
+        "    j = 0",
+        "    if i < hi:",
+        "        if d >= 0 and idx[d] + 1 < shape[d]:",
+        "            idx[d] += 1",
+        "            bo += st[0, d]",
+        *[f"            {b[i]} += st[{i + 1}, d]" for i in range(n)],
+        "        else:",
+        f"            bo, {', '.join(b)} = carry(shape, st, nd - 1, idx, (bo, {', '.join(b)}))[1]",
+    ]
+    return f"def runs(out, {', '.join(xs)}, shape, st, offs, lo, hi, path):\n" + _indent(body, 4) + "\n"
+
+
+def _tiles(n: int, load_, store_) -> str:
+    xs = [f"x{i}" for i in range(n)]
+    offs = ", ".join(f"offs[{i}]" for i in range(n + 1))
+    pos = ", ".join(f"q{i}" for i in range(n))
+    body = [
+        "nd = shape.shape[0]",
+        "tw = tile + TILE_PAD",
+        "so0, so1 = st[0, nd - 2], st[0, nd - 1]",
+        *[f"sa{i}, sb{i} = st[{i + 1}, nd - 2], st[{i + 1}, nd - 1]" for i in range(n)],
+        *[f"d{i} = sb{i} == 1" for i in range(n)],
+        "do = so1 == 1",
+        *[f"t{i} = np.empty(0 if d{i} else tile * tw, x{i}.dtype)" for i in range(n)],
+        "to = np.empty(0 if do else tile * tw, out.dtype)",
+        "idx = np.zeros(nd, np.int64)",
+        "for w in range(w0, w1):",
+        f"    ni, nj, (po, {pos}) = tile_coords(w, shape, st, ({offs},), idx, tile)",
+        *[line for i in range(n) for line in (f"    if not d{i}:",
+                                              f"        tile_load(t{i}, tw, x{i}, q{i}, sa{i}, sb{i}, ni, nj)")],
+        "    for i in range(ni):",
+        *[f"        v{i} = x{i}[q{i} + i * sa{i} : q{i} + i * sa{i} + nj] if d{i} else t{i}[i * tw : i * tw + nj]"
+          for i in range(n)],
+        "        ov = out[po + i * so0 : po + i * so0 + nj] if do else to[i * tw : i * tw + nj]",
+        "        for j in range(nj):",
+        f"            ov[j] = {store_('ov', 'expr(' + ', '.join(load_(f'v{i}[j]') for i in range(n)) + ')')}",
+        "    if not do:",
+        "        tile_store(out, po, so0, so1, to, tw, ni, nj)",
+    ]
+    return f"def tiles(out, {', '.join(xs)}, shape, st, offs, w0, w1, tile):\n" + _indent(body, 4) + "\n"
+
+
+_MODES = {
+    "compute": (lambda v: f"dec({v})", lambda buf, v: f"enc({buf}, {v})"),
+    "bits": (lambda v: v, lambda buf, v: v),
+}
+
+_DRIVERS = """
+runs = jitable(runs)
+tiles = jitable(tiles)
+
+
+def p_runs(out, {xs}, shape, st, offs, total, nch, path):
+    for c in prange(nch):
+        runs(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
+
+
+def p_tiles(out, {xs}, shape, st, offs, total, nch, tile):
+    for c in prange(nch):
+        tiles(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
+
+
+KERNELS = {{
+    (False, False): njit(cache=CACHE, error_model="numpy")(runs),
+    (False, True): njit(parallel=True, cache=CACHE, error_model="numpy")(p_runs),
+    (True, False): njit(cache=CACHE, error_model="numpy")(tiles),
+    (True, True): njit(parallel=True, cache=CACHE, error_model="numpy")(p_tiles),
+}}
+"""
+
+
+
+_IMPORTS = """import numpy as np
+from numba import njit, prange
+
+from strided.kernels.common import TILE_PAD
+from strided.kernels.half import dec, enc
+from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
+from strided.kernels.walk import carry, seek
+"""
+
+
+def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute") -> dict:
+    """The four kernels ``{(tiled, parallel): dispatcher}`` of an expression of ``n`` inputs.
+
+    ``expr_source`` defines ``expr(a0, ..., a<n-1>)`` (compiled as a jitable helper) and
+    imports what it calls: the source is the kernel's whole identity (``codegen.load``);
+    ``tag`` names the generated module."""
+    load_, store_ = _MODES[mode]
+    xs = ", ".join(f"x{i}" for i in range(n))
+    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n" + _runs(n, load_, store_)
+              + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
+    return load(source, tag).KERNELS

@@ -1,0 +1,771 @@
+"""Scalar math for the op table: plain Python that numba compiles for the CPU and numba-cuda
+for a GPU (and that its simulator runs as it is).
+
+Everything here is written with Python arithmetic, comparisons, numpy scalar types and
+bit views (``np.int32(v).view(np.float32)``: a register move that LLVM vectorises like
+any other), and calls two kinds of names:
+
+- other functions of this module, which a backend compiles along (``PORTABLE`` lists them);
+- *primitives*, the libm-level functions each backend binds its own way (``PRIMITIVES``):
+  on the CPU NumPy's scalar ufuncs, which numba compiles to the float or double libm
+  call as NumPy does (so f32 computes in f32), on CUDA numba-cuda's ``math``/``cmath``
+  (``strided.cuda.scalar`` binds them).
+
+A function that needs its dtype (a typed zero, an integer's width) is a *typed factory*
+(``@typed``): ``fn(T)`` with T the numpy scalar type gives the function for that dtype.
+
+Float math.  exp, log, log2, log10 and log1p of f32 and f64, tanh and sigmoid of f32,
+are branch-free polynomials of our own (``expf`` ``tanhf`` ``logf`` ``expd`` ``logd`` ...;
+f32 exp and tanh after Cephes' expf and tanhf) that LLVM vectorises, where a libm call per
+element keeps the loop scalar (numba's SVML route is not available; f64 sigmoid takes
+the new exp too; docs/benchmarks.md has the timings).  exp and the logs stay within
+1 ulp of the correctly rounded result: the tests sweep every exponent with random
+significands and the special values, and measured f32 log 0.82 ulp, log2 0.64, log10
+0.62, log1p 0.5; f64 exp 0.69, log 0.82, log2 0.80, log10 0.67, log1p 0.79 (a subnormal
+exp within one step).  tanh stays within 1.3 ulp and sigmoid within 2.3 (f32).  So where
+libm's result was correctly rounded ours may differ from it, and from NumPy's, by 1 ulp.
+Zeros (and log1p's signed zeros), negatives, infinities, NaN, overflow and underflow give
+NumPy's results; log2 of a power of 2 and log10 of an exact power of 10 are exact.
+Complex numbers, f64 tanh and the other functions call the primitives.
+
+Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
+special-case tables (C99 Annex G) where a part is infinite or NaN (``regular`` is False);
+finite input computes with the primitive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import threads as _threads  # noqa: F401  (before numba)
+
+from numba.extending import register_jitable  # noqa: E402
+
+__all__ = ["PORTABLE", "PRIMITIVES", "typed", "is_typed", "instance", "portable"]
+
+PORTABLE: dict = {}  # name -> function: what a backend compiles along with an op's scalar
+_TYPED = set()
+
+
+def portable(fn=None, *, contract: bool = False):
+    """Register ``fn`` for numba's CPU target (it stays a Python function) and list it in
+    ``PORTABLE``.  ``contract`` lets LLVM fuse a*b+c into one FMA (one rounding instead of
+    two, never less accurate): the polynomials' dependency chains get shorter."""
+    def wrap(f):
+        opts = {"error_model": "numpy"}
+        if contract:
+            opts["fastmath"] = {"contract"}
+        register_jitable(**opts)(f)
+        PORTABLE[f.__name__] = f
+        return f
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def typed(factory):
+    """Mark ``factory(T) -> function`` (T a numpy scalar type) as a typed factory."""
+    _TYPED.add(factory)
+    PORTABLE[factory.__name__] = factory
+    return factory
+
+
+def is_typed(fn) -> bool:
+    return fn in _TYPED
+
+
+_INSTANCES: dict = {}
+
+
+def instance(fn, T=None):
+    """A definition as numba's CPU target calls it: a primitive's name gives the CPU's
+    binding, a typed factory its function for the numpy scalar type ``T``, a plain function
+    itself; each registered for the CPU target once."""
+    if isinstance(fn, str):
+        return PRIMITIVES[fn]
+    key = (fn, T) if fn in _TYPED else (fn, None)
+    got = _INSTANCES.get(key)
+    if got is None:
+        if fn in _TYPED:
+            got = fn(T)
+            got.__name__ = got.__qualname__ = f"{fn.__name__}_{np.dtype(T).name}"
+        else:
+            got = fn
+        if got.__name__ not in PORTABLE or PORTABLE[got.__name__] is not got:
+            register_jitable(error_model="numpy")(got)
+        got = _INSTANCES[key] = got
+    return got
+
+
+# -- primitives: the CPU's bindings ---------------------------------------------------------
+# Each ``p_<name>`` is one function of one kind of argument, referenced by its global name
+# only (never closed over), so that strided.cuda.scalar can bind the same names for the
+# device.  Real ones get f32 or f64 (f32 computes in f32), complex ones c64 or c128.
+p_sqrt, p_sin, p_cos, p_tan, p_tanh = np.sqrt, np.sin, np.cos, np.tan, np.tanh
+p_acos, p_asin, p_atan, p_acosh, p_asinh, p_atanh = np.arccos, np.arcsin, np.arctan, np.arccosh, np.arcsinh, \
+    np.arctanh
+p_cosh, p_sinh, p_expm1, p_fabs = np.cosh, np.sinh, np.expm1, np.fabs
+p_ceil, p_floor, p_trunc, p_rint = np.ceil, np.floor, np.trunc, np.rint
+p_atan2, p_hypot, p_copysign, p_logaddexp, p_nextafter = np.arctan2, np.hypot, np.copysign, np.logaddexp, \
+    np.nextafter
+p_cexp, p_clog, p_csqrt, p_csin, p_ccos, p_ctan, p_ctanh = np.exp, np.log, np.sqrt, np.sin, np.cos, np.tan, np.tanh
+p_cacos, p_casin, p_catan, p_cacosh, p_casinh, p_catanh = np.arccos, np.arcsin, np.arctan, np.arccosh, \
+    np.arcsinh, np.arctanh
+p_ccosh, p_csinh, p_cexpm1, p_clog1p, p_clog2, p_clog10 = np.cosh, np.sinh, np.expm1, np.log1p, np.log2, np.log10
+
+
+# Python's // and % on floats, under numba's numpy error model on the CPU (a zero divisor
+# gives NumPy's inf or NaN); CUDA binds guarded forms.
+@portable
+def p_ffloordiv(x, y):
+    return x // y
+
+
+@portable
+def p_fmod(x, y):
+    return x % y
+
+
+PRIMITIVES = {k[2:]: v for k, v in dict(globals()).items() if k.startswith("p_")}
+
+
+# -- bit views ----------------------------------------------------------------------------
+@portable
+def f32_bits(x):
+    return np.float32(x).view(np.int32)
+
+
+@portable
+def f32_from_bits(i):
+    return np.int32(i).view(np.float32)
+
+
+@portable
+def f64_bits(x):
+    return np.float64(x).view(np.int64)
+
+
+@portable
+def f64_from_bits(i):
+    return np.int64(i).view(np.float64)
+
+
+# -- f32 exp and tanh ---------------------------------------------------------------------
+F32 = np.float32
+LOG2E = F32(1.4426950408889634)
+LN2_HI = F32(0.693359375)  # few significant bits, so n * LN2_HI is exact
+LN2_LO = F32(-2.12194440e-4)
+EP0, EP1, EP2 = F32(1.9875691500e-4), F32(1.3981999507e-3), F32(8.3334519073e-3)
+EP3, EP4, EP5 = F32(4.1665795894e-2), F32(1.6666665459e-1), F32(5.0000001201e-1)
+EXP_HI = F32(88.8)  # above ln(FLT_MAX): 2^128 overflows to inf by itself
+EXP_LO = F32(-110.0)  # below -103.97 exp(x) < 2^-150 rounds to 0; 2^-79 * 2^-79 stays representable
+TWO23 = F32(8388608.0)
+TP0, TP1, TP2 = F32(-5.70498872745e-3), F32(2.06390887954e-2), F32(-5.37397155531e-2)
+TP3, TP4 = F32(1.33314422036e-1), F32(-3.33332819422e-1)
+
+
+@portable(contract=True)
+def expf(x):
+    """Cephes expf, branch free: exp(r) * 2^n with n = round(x / ln 2).
+
+    2^n is built from the exponent bits in two halves so that results down in
+    the subnormal range are rounded once, by the last multiplication, and
+    below -103.97 the product rounds to 0 by itself.  The clamps are written
+    so that a NaN passes through them (and poisons p)."""
+    xc = EXP_HI if EXP_HI < x else x
+    xc = EXP_LO if EXP_LO > xc else xc
+    z = np.floor(xc * LOG2E + F32(0.5))
+    r = xc - z * LN2_HI - z * LN2_LO
+    p = (((((EP0 * r + EP1) * r + EP2) * r + EP3) * r + EP4) * r + EP5) * (r * r) + r + F32(1.0)
+    n1 = np.floor(z * F32(0.5))
+    n2 = z - n1
+    s1 = f32_from_bits(np.int32((n1 + F32(127.0)) * TWO23))
+    s2 = f32_from_bits(np.int32((n2 + F32(127.0)) * TWO23))
+    return p * s1 * s2
+
+
+@portable(contract=True)
+def tanhf(x):
+    """Cephes tanhf: an odd polynomial below 0.625, 1 - 2/(e^2|x| + 1) above."""
+    ax = abs(x)
+    e = expf(ax + ax)
+    big = F32(1.0) - F32(2.0) / (e + F32(1.0))
+    big = -big if x < F32(0.0) else big
+    z = x * x
+    small = ((((TP0 * z + TP1) * z + TP2) * z + TP3) * z + TP4) * z * x + x
+    return big if ax > F32(0.625) else small
+
+
+# -- f32 logs -------------------------------------------------------------------------------
+# log(x) = e ln 2 + log(1 + f) with x = (1 + f) 2^e, 1 + f in [sqrt(1/2), sqrt(2)), read from
+# the bits: adding (1.0's bits - sqrt(1/2)'s) carries into the exponent exactly when the
+# significand is at least sqrt(2).  With s = f / (2 + f), log(1 + f) = 2 atanh(s)
+# = f - f^2/2 + s (f^2/2 + R(s^2)), R(z) = 2z/3 + 2z^2/5 + ...; only the small last term
+# carries the rounding of s.  The R coefficients are least-squares fits at Chebyshev nodes
+# (relative weight) of R(z)/z on 0 <= z <= (3 - 2 sqrt 2)^2 * 1.01.
+LOGF_SHIFT = np.int32(0x3F800000 - 0x3F3504F3)
+SQRT_HALF_F32 = np.int32(0x3F3504F3)
+MANT_F32 = np.int32(0x007FFFFF)
+TINY_F32 = F32(2.0**-126)
+LF0, LF1, LF2 = F32(0.66666687), F32(0.39988565), F32(0.2958982)
+F32_NAN, F32_INF = F32(np.nan), F32(np.inf)
+
+
+@portable(contract=True)
+def logf_parts(x):
+    """e, f, f^2/2 and the small term t of log(x) = e ln 2 + f - f^2/2 + t, for a
+    positive finite x (subnormals are scaled by 2^23 first)."""
+    sub = x < TINY_F32
+    xs = x * TWO23 if sub else x
+    ix = np.int32(f32_bits(xs) + LOGF_SHIFT)
+    e = F32(np.int32(ix >> 23)) - (F32(150.0) if sub else F32(127.0))
+    f = f32_from_bits(np.int32((ix & MANT_F32) + SQRT_HALF_F32)) - F32(1.0)
+    s = f / (F32(2.0) + f)
+    z = s * s
+    hf = F32(0.5) * f * f
+    return e, f, hf, s * (hf + ((LF2 * z + LF1) * z + LF0) * z)
+
+
+@portable(contract=True)
+def logf_special(x, r):
+    """r, or NumPy's log at 0 (-inf), below 0 (NaN), at inf and at NaN, branch free."""
+    r = -F32_INF if x == F32(0.0) else r
+    r = F32_NAN if x < F32(0.0) else r
+    return r if x < F32_INF else x
+
+
+@portable(contract=True)
+def logf(x):
+    """log of an f32, branch free.  e ln 2 is added in two parts, ln 2's high part with few
+    bits so e * LN2_HI is exact; for |e| <= 1 the sum e * LN2_HI + f is exact too, so it
+    goes first there, and last elsewhere, where the result is large beside f's rounding."""
+    e, f, hf, t = logf_parts(x)
+    t = t + e * LN2_LO
+    near = (e * LN2_HI + f) - (hf - t)
+    far = e * LN2_HI + (f - (hf - t))
+    return logf_special(x, near if abs(e) <= F32(1.0) else far)
+
+
+@portable(contract=True)
+def log_basef(x, per_e, per_ln):
+    """log2 or log10 of an f32: e * per_e + log(1 + f) * per_ln summed in f64, where
+    f - f^2/2 is exact, so that the one rounding that matters is the last, to f32."""
+    e, f, hf, t = logf_parts(x)
+    fd = np.float64(f)
+    y = (fd - 0.5 * fd * fd) + np.float64(t)
+    return logf_special(x, F32(np.float64(e) * per_e + y * per_ln))
+
+
+# -- f64 exp and logs -------------------------------------------------------------------------
+LOG2E_F64 = 1.4426950408889634
+LOG10E_F64 = 0.4342944819032518
+LOG10_2_F64 = 0.3010299956639812
+LN2_HI_F64 = 0.6931471803691238  # ln 2 to 32 bits: n * LN2_HI_F64 is exact for |n| < 2^21
+LN2_LO_F64 = 1.9082149292705877e-10
+TWO52 = 4503599627370496.0
+# 2^52 + 1023: adding a small integer n puts n + 1023 in the low bits (the biased exponent)
+EXP_BIAS_F64 = TWO52 + 1023.0
+EXP_HI_F64 = 710.0  # above ln(DBL_MAX) = 709.78: 2^1024 overflows by itself
+EXP_LO_F64 = -746.0  # below -745.13 exp(x) < 2^-1075 rounds to 0; 2^-538 * 2^-538 stays representable
+# exp(r) = 1 + r + r^2 Q(r): a least-squares fit at Chebyshev nodes (relative weight) of Q
+# on |r| <= ln(2)/2 + 1e-3, 2.3e-16 relative (Q's share of exp(r) is below 0.07)
+ED0, ED1, ED2, ED3, ED4 = 0.5000000000000001, 0.1666666666666664, 0.0416666666666234, 0.008333333333360707, \
+    0.001388888891759593
+ED5, ED6, ED7, ED8, ED9 = 0.00019841269771791754, 2.480152068246191e-05, 2.7557369088823155e-06, \
+    2.7620387012612057e-07, 2.5063406372807858e-08
+
+
+@portable(contract=True)
+def pow2_f64(n):
+    """2^n for an integral f64 n in [-1022, 1023], through the exponent bits (no int64 to
+    f64 conversion, which AVX2 lacks)."""
+    return f64_from_bits(f64_bits(n + EXP_BIAS_F64) << 52)
+
+
+@portable(contract=True)
+def expd(x):
+    """exp of an f64, branch free, as expf: exp(r) 2^n with n = round(x / ln 2) and
+    r = x - n ln 2 (ln 2 in two parts, Cody and Waite), 2^n in two halves so that a
+    subnormal result is rounded once."""
+    xc = EXP_HI_F64 if EXP_HI_F64 < x else x
+    xc = EXP_LO_F64 if EXP_LO_F64 > xc else xc
+    n = np.floor(xc * LOG2E_F64 + 0.5)
+    rh = xc - n * LN2_HI_F64
+    r = rh - n * LN2_LO_F64
+    rc = (rh - r) - n * LN2_LO_F64  # the rounding of r
+    q = (((((((((ED9 * r + ED8) * r + ED7) * r + ED6) * r + ED5) * r + ED4) * r + ED3) * r + ED2) * r
+          + ED1) * r + ED0)
+    hi = 1.0 + r
+    p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
+    n1 = np.floor(n * 0.5)
+    return p * pow2_f64(n1) * pow2_f64(n - n1)
+
+
+LOGD_SHIFT = np.int64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
+SQRT_HALF_F64 = np.int64(0x3FE6A09E667F3BCD)
+MANT_F64 = np.int64(0x000FFFFFFFFFFFFF)
+EXP_FIELD = np.int64(0xFFF)  # the shifted exponent may carry into the sign bit
+MAGIC_F64 = np.int64(0x4330000000000000)  # 2^52's bits: or-ing in an integer below 2^52 adds it
+TINY_F64 = 2.0**-1022
+# R(z)/z on 0 <= z <= (3 - 2 sqrt 2)^2 * 1.01, fitted as for f32: 5.3e-16 relative
+LD0, LD1, LD2, LD3 = 0.666666666666667, 0.39999999999893404, 0.2857142862874013, 0.22222210684424645
+LD4, LD5, LD6 = 0.18182921851937323, 0.15330637106265735, 0.1462980919758996
+
+
+@portable(contract=True)
+def logd_parts(x):
+    """e, f, f^2/2 and the small term t of log(x) = e ln 2 + f - f^2/2 + t, for a positive
+    finite x (subnormals scaled by 2^52 first); the exponent becomes a float through 2^52's
+    bits, since AVX2 has no vector int64 to f64 conversion."""
+    sub = x < TINY_F64
+    xs = x * TWO52 if sub else x
+    ix = f64_bits(xs) + LOGD_SHIFT
+    eb = f64_from_bits(((ix >> 52) & EXP_FIELD) | MAGIC_F64) - TWO52
+    e = eb - (1023.0 + (52.0 if sub else 0.0))
+    f = f64_from_bits((ix & MANT_F64) + SQRT_HALF_F64) - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    hf = 0.5 * f * f
+    R = ((((((LD6 * z + LD5) * z + LD4) * z + LD3) * z + LD2) * z + LD1) * z + LD0) * z
+    return e, f, hf, s * (hf + R)
+
+
+@portable(contract=True)
+def logd_special(x, r):
+    """r, or NumPy's log at 0 (-inf), below 0 (NaN), at inf and at NaN, branch free."""
+    r = -math.inf if x == 0.0 else r
+    r = math.nan if x < 0.0 else r
+    return r if x < math.inf else x
+
+
+@portable(contract=True)
+def logd(x):
+    """log of an f64, branch free, as logf."""
+    e, f, hf, t = logd_parts(x)
+    t = t + e * LN2_LO_F64
+    near = (e * LN2_HI_F64 + f) - (hf - t)
+    far = e * LN2_HI_F64 + (f - (hf - t))
+    return logd_special(x, near if abs(e) <= 1.0 else far)
+
+
+HIGH_21 = np.int64(-(1 << 32))  # clears an f64's 32 low significand bits
+LOG2E_HI_F64, LOG2E_LO_F64 = 1.4426950407214463, 1.6751713164886512e-10
+LOG10E_HI_F64, LOG10E_LO_F64 = 0.4342944818781689, 2.5082946711645275e-11
+LOG10_2_HI_F64, LOG10_2_LO_F64 = 0.3010299955494702, 1.1451100898021838e-10
+
+
+@portable(contract=True)
+def log_based(x, e_hi, e_lo, k_hi, k_lo):
+    """log2 or log10 of an f64: e (e_hi + e_lo) + log(1 + f) (k_hi + k_lo), the constants'
+    high parts to 32 bits.  log(1 + f) is split too, its high part to 21 bits, so the
+    two large products are exact, and the largest sum is exact with its rounding added
+    back (|e e_hi| >= the other unless e is 0): the last addition is the one rounding
+    that matters."""
+    e, f, hf, t = logd_parts(x)
+    yh = f64_from_bits(f64_bits(f - hf) & HIGH_21)
+    yl = ((f - yh) - hf) + t
+    a = e * e_hi
+    b = yh * k_hi
+    lo = (yl * (k_hi + k_lo) + yh * k_lo) + e * e_lo
+    w = a + b
+    return logd_special(x, w + (((a - w) + b) + lo))
+
+
+@portable(contract=True)
+def log1pd(x):
+    """log1p of an f64: log(u) for u = 1 + x rounded, plus c / u for the rounding c of u
+    (found exactly, larger operand first), added in with the small terms as in logd;
+    signed zeros come back as they are."""
+    u = 1.0 + x
+    c = (1.0 - u) + x if abs(x) <= 1.0 else (x - u) + 1.0
+    e, f, hf, t = logd_parts(u)
+    t = (t + e * LN2_LO_F64) + c / u
+    near = (e * LN2_HI_F64 + f) - (hf - t)
+    far = e * LN2_HI_F64 + (f - (hf - t))
+    r = logd_special(u, near if abs(e) <= 1.0 else far)
+    return x if x == 0.0 else r
+
+
+@portable(contract=True)
+def log1pf(x):
+    """log1p of an f32: 1 + x is exact in f64 (|x| >= 2^-29 and below 2^29) and its f64 log
+    rounds once more to f32; below 2^-29 the result is x (x^2/2 is under half an ulp)."""
+    return x if abs(x) < F32(2.0**-29) else F32(logd(1.0 + np.float64(x)))
+
+
+@portable
+def log2f(x):
+    return log_basef(x, 1.0, LOG2E_F64)
+
+
+@portable
+def log2d(x):
+    return log_based(x, 1.0, 0.0, LOG2E_HI_F64, LOG2E_LO_F64)
+
+
+@portable
+def log10f(x):
+    return log_basef(x, LOG10_2_F64, LOG10E_F64)
+
+
+@portable
+def log10d(x):
+    return log_based(x, LOG10_2_HI_F64, LOG10_2_LO_F64, LOG10E_HI_F64, LOG10E_LO_F64)
+
+
+# e^-|x| never overflows, and e / (1 + e) keeps the tiny results for very negative x
+@portable
+def sigmoidf(x):
+    e = expf(-abs(x))
+    d = F32(1.0) + e
+    return F32(1.0) / d if x >= F32(0.0) else e / d
+
+
+@portable
+def sigmoidd(x):
+    e = expd(-abs(x))
+    return 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
+
+
+# -- complex special values -----------------------------------------------------------------
+#
+# numba's complex cosh, sinh, tanh, expm1 and inverse functions are textbook formulas, which
+# turn an infinite or NaN part into NaN + NaN j where the standard's tables (C99 Annex G, as
+# FreeBSD's msun and NumPy's npymath implement it) give exact values, such as
+# tanh(+0 + NaN j) = +0 + NaN j.  An op calls its usual function when ``regular`` says so
+# (both parts finite: the same bits as the primitive) and the table's branch otherwise.
+# Each table works on the parts in f64 and is written for every quadrant, so the
+# symmetries the standard asks for (f(conj z) = conj f(z), oddness) hold by construction;
+# ``x - x`` of an infinity is how the tables make a NaN.
+
+PI_2 = math.pi / 2
+
+
+@portable
+def regular(x):
+    return math.isfinite(x.real) and math.isfinite(x.imag)
+
+
+@portable
+def cosh_table(a, b):
+    if a == 0 and not math.isfinite(b):
+        return complex(b - b, math.copysign(0.0, a * (b - b)))
+    if b == 0 and not math.isfinite(a):
+        return complex(a * a, math.copysign(0.0, (a if math.isinf(a) else a + a)) * b)
+    if math.isfinite(a):
+        return complex(b - b, a * (b - b))
+    if math.isinf(a):
+        if not math.isfinite(b):
+            return complex(a * a, a * (b - b))
+        return complex((a * a) * math.cos(b), a * math.sin(b))
+    return complex((a * a) * (b - b), (a + a) * (b - b))
+
+
+@portable
+def sinh_table(a, b):
+    if a == 0 and not math.isfinite(b):
+        return complex(math.copysign(0.0, a * (b - b)), b - b)
+    if b == 0 and not math.isfinite(a):
+        return complex(a, b)
+    if math.isfinite(a):
+        return complex(b - b, a * (b - b))
+    if math.isinf(a):
+        if not math.isfinite(b):
+            return complex(a * a, a * (b - b))
+        return complex(a * math.cos(b), math.inf * math.sin(b))
+    return complex((a * a) * (b - b), (a + a) * (b - b))
+
+
+@portable
+def tanh_table(a, b):
+    if math.isnan(a):
+        return complex(a, b if b == 0 else a * b)
+    if math.isinf(a):
+        # 1 + 0j with the zero's sign from b, where msun takes sin(b)cos(b)'s: the standard
+        # asks for +0 at every positive finite b
+        return complex(math.copysign(1.0, a), math.copysign(0.0, b))
+    return complex(a if a == 0 else b - b, b - b)
+
+
+@portable
+def expm1_table(a, b):
+    if math.isnan(a):
+        return complex(a, b if b == 0 else a + b)
+    if math.isfinite(a):
+        return complex(b - b, b - b)
+    if a > 0:
+        if b == 0:
+            return complex(a, b)
+        if not math.isfinite(b):
+            return complex(a, b - b)
+        return complex(a * math.cos(b) - 1.0, a * math.sin(b))
+    if not math.isfinite(b):
+        return complex(-1.0, math.copysign(0.0, b))
+    return complex(0.0 * math.cos(b) - 1.0, 0.0 * math.sin(b))
+
+
+@portable
+def acos_table(a, b):
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(b + b, -math.inf)
+        if math.isinf(b):
+            return complex(a + a, -b)
+        if a == 0:
+            return complex(PI_2, b + b)
+        return complex(math.nan, math.nan)
+    # a part is infinite: the angle of z, and an infinite imaginary part against b's sign
+    return complex(abs(math.atan2(b, a)), math.inf if math.copysign(1.0, b) < 0 else -math.inf)
+
+
+@portable
+def acosh_table(a, b):
+    if a == 0 and math.isnan(b):
+        return complex(math.nan, PI_2)  # the standard's NaN + pi/2 j (msun gives NaN + NaN j)
+    w = acos_table(a, b)
+    rx, ry = w.real, w.imag
+    if math.isnan(rx) and math.isnan(ry):
+        return complex(ry, rx)
+    if math.isnan(rx):
+        return complex(abs(ry), rx)
+    if math.isnan(ry):
+        return complex(ry, ry)
+    return complex(abs(ry), math.copysign(rx, b))
+
+
+@portable
+def asinh_table(a, b):
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(a, b + b)
+        if math.isinf(b):
+            return complex(b, a + a)
+        if b == 0:
+            return complex(a + a, b)
+        return complex(math.nan, math.nan)
+    return complex(math.copysign(math.inf, a), math.copysign(math.atan2(abs(b), abs(a)), b))
+
+
+@portable
+def atanh_table(a, b):
+    if a == 0:
+        return complex(a, math.atan(b))
+    if math.isnan(a) or math.isnan(b):
+        if math.isinf(a):
+            return complex(math.copysign(0.0, a), b + b)
+        if math.isinf(b):
+            return complex(math.copysign(0.0, a), math.copysign(PI_2, b))
+        return complex(math.nan, math.nan)
+    return complex(math.copysign(0.0, a), math.copysign(PI_2, b))
+
+
+# The complex ops with special values: the primitive where z is regular, the table elsewhere.
+@typed
+def ccosh_special(T):
+    def fn(x):
+        return p_ccosh(x) if regular(x) else T(cosh_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def csinh_special(T):
+    def fn(x):
+        return p_csinh(x) if regular(x) else T(sinh_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def ctanh_special(T):
+    def fn(x):
+        return p_ctanh(x) if regular(x) else T(tanh_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def cexpm1_special(T):
+    def fn(x):
+        return p_cexpm1(x) if regular(x) else T(expm1_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def cacos_special(T):
+    def fn(x):
+        return p_cacos(x) if regular(x) else T(acos_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def casinh_special(T):
+    def fn(x):
+        return p_casinh(x) if regular(x) else T(asinh_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def catanh_special(T):
+    def fn(x):
+        return p_catanh(x) if regular(x) else T(atanh_table(np.float64(x.real), np.float64(x.imag)))
+
+    return fn
+
+
+@typed
+def cacosh_principal(T):
+    def cacosh(x):
+        # the primitive's formula leaves the principal branch (real part >= 0) on the real
+        # axis: below the cut's lower edge, acosh(-1.5 - 0j) came out as -0.96 + pi j for
+        # 0.96 - pi j, and between -1 and 1 the real part as -1e-16.  The lower edge is the
+        # conjugate of the upper one, as the standard asks; elsewhere only a negative real
+        # part changes.
+        if not regular(x):
+            return T(acosh_table(np.float64(x.real), np.float64(x.imag)))
+        if x.imag == 0 and math.copysign(1.0, x.imag) < 0:
+            w = p_cacosh(x.conjugate()).conjugate()
+        else:
+            w = p_cacosh(x)
+        return T(complex(abs(w.real), w.imag))
+
+    return cacosh
+
+
+# -- arithmetic that depends on the dtype ------------------------------------------------------
+@typed
+def zero_below(T):
+    def relu(x):
+        return T(0) if x < T(0) else x
+
+    return relu
+
+
+@portable
+def abs_signed(x):
+    return -x if x < 0 else x
+
+
+@typed
+def sign_real(T):
+    def sign(x):  # 0 of either sign gives +0.0, as NumPy 2 and array_api_strict; NaN stays
+        one = T(1)
+        return one if x > T(0) else (-one if x < T(0) else (T(0) if x == T(0) else x))
+
+    return sign
+
+
+@typed
+def sign_complex(T):
+    def csign(x):  # the standard's (and NumPy 2's) z / |z|, 0 at 0
+        a = abs(x)
+        return T(0) if a == 0 else T(x / a)
+
+    return csign
+
+
+@typed
+def div_complex(T):
+    F = np.float32 if T is np.complex64 else np.float64
+
+    def cdiv(x, y):
+        # NumPy's loop (Smith's algorithm in the parts' precision), so the quotients are its
+        # bits; numba's own complex division raises ZeroDivisionError on a zero divisor,
+        # where NumPy gives inf or nan.
+        ar, ai, br, bi = x.real, x.imag, y.real, y.imag
+        abr, abi = abs(br), abs(bi)
+        if abr >= abi:
+            if abr == 0 and abi == 0:
+                return T(complex(ar / abr, ai / abr))
+            rat = bi / br
+            scl = F(1.0) / (br + bi * rat)
+            return T(complex((ar + ai * rat) * scl, (ai - ar * rat) * scl))
+        rat = br / bi
+        scl = F(1.0) / (bi + br * rat)
+        return T(complex((ar * rat + ai) * scl, (ai * rat - ar) * scl))
+
+    return cdiv
+
+
+@typed
+def recip_real(T):
+    def recip(x):
+        return T(1) / x
+
+    return recip
+
+
+@typed
+def recip_complex(T):
+    div = instance(div_complex, T)
+
+    def crecip(x):
+        return div(T(1), x)
+
+    return crecip
+
+
+@typed
+def pow_complex(T):
+    def cpow(x, y):
+        # NumPy's cases at zero (numba's pow gives nan for 0 ** z with Re z > 0)
+        if y == 0:
+            return T(1)
+        if x == 0:
+            return T(0) if y.real > 0 else T(complex(np.nan, np.nan))
+        return T(x**y)
+
+    return cpow
+
+
+@typed
+def pow_int(T):
+    def ipow(x, y):
+        if y < 0:  # 1 / x^|y| truncated toward zero
+            if x == 1:
+                return T(1)
+            if x == T(0) - T(1):
+                return T(1) if (y & 1) == 0 else x
+            return T(0)
+        r = T(1)
+        b = x
+        e = y
+        while e:
+            if e & 1:
+                r = T(r * b)
+            b = T(b * b)
+            e >>= 1
+        return r
+
+    return ipow
+
+
+# NumPy's shifts: a count outside [0, bits) shifts every bit out, leaving 0 (left, and right
+# of a non-negative value) or -1 (right of a negative one); the width comes from the type,
+# so every integer dtype gets its own.
+@typed
+def shift_left(T):
+    bits = np.iinfo(T).bits
+
+    def shl(x, y):
+        if y < 0 or y >= bits:
+            return T(0)
+        return T(x << y)
+
+    return shl
+
+
+@typed
+def shift_right(T):
+    bits = np.iinfo(T).bits
+
+    def shr(x, y):
+        if y < 0 or y >= bits:
+            return T(-1) if x < 0 else T(0)
+        return T(x >> y)
+
+    return shr
