@@ -49,6 +49,7 @@ from .array_api import *  # noqa: E402,F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401
 from . import numpy_api  # noqa: E402,F401  (installs __array_ufunc__ and __array_function__ on Tensor)
 from . import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
+from .fusion import Fused, fuse  # noqa: E402
 from .kernels.optable import register_op  # noqa: E402  (one op-table entry: docs/architecture.md)
 
 if "dask.array" in sys.modules:

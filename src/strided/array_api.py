@@ -790,21 +790,13 @@ def min(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
-    """``sum((x - mean)^2) / (N - correction)``, from the op layer's mean, sub, sqr and sum."""
+    """``sum((x - mean)^2) / (N - correction)`` (``ops.composite.var``), with the standard's checks."""
     x = expect_tensor("var", x)
     if not x.dtype.is_float:
         raise DTypeError(f"var: expected a floating-point tensor, got {x.dtype}")
     if not isinstance(correction, numbers.Real) or isinstance(correction, bool):
         raise StridedError(f"var: correction must be a real number, got {correction!r}")
-    dims = _axes("var", x, axis)
-    n = 1
-    for d in dims:
-        n *= x.shape[d]
-    centred = binary("sub", x, reduce("mean", x, dims, True))
-    total = reduce("sum", unary("sqr", centred), dims, keepdims)
-    denom = n - correction
-    # N - correction <= 0 has no variance: NaN, as NumPy gives (with a warning).
-    return binary("div", total, denom if denom > 0 else math.nan)
+    return _ops.composite.var(x, _axes("var", x, axis), keepdims, correction=correction)
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:

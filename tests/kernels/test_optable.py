@@ -43,6 +43,10 @@ _SCRATCH = textwrap.dedent("""
     w = sd.Var(np.arange(6.0).reshape(2, 3))
     g = (w.deg2rad() * w).sum_all().backward()[w]
     assert np.allclose(g.numpy(), np.deg2rad(w.numpy()) + w.numpy() * math.pi / 180)
+    f = sd.fuse(lambda x: (x.deg2rad() + 1).sin(), strict=True)
+    x = sd.from_numpy(rng.standard_normal((16, 8)).astype(np.float32))
+    assert np.array_equal(f(x).numpy(), (x.deg2rad() + 1).sin().numpy())
+    assert "deg2rad" in f.explain(x)
     print("ok")
 """)
 

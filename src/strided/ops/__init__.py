@@ -22,7 +22,7 @@ from ..dtype import bool_ as BOOL, i64 as I64
 from ..errors import StridedError, StridedIndexError
 from ..kernels.optable import NOT_DIFFERENTIABLE as OP_NOT_DIFFERENTIABLE, on_new_op
 from ..tensor import Tensor
-from . import elementwise, grad
+from . import composite, elementwise, grad
 from .copies import clone, contiguous, copy, copy_, copy_to, fill_, force_contiguous, setitem, to_dtype, write, zero_
 from .elementwise import binary, kernel_binary, kernel_unary, unary, where
 from .join import cat, index_select
@@ -184,6 +184,8 @@ def _install() -> None:
     Tensor.sum_keepdim = lambda self, dim: reduce("sum", self, dim, True)
     Tensor.where = lambda self, a, b: where(self, a, b)  # self is the condition
     Tensor.__imatmul__ = _imatmul
+    for name in composite.METHODS:
+        setattr(Tensor, name, getattr(composite, name))
 
 
 def _setitem(t, index, value):

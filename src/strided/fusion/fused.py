@@ -1,0 +1,124 @@
+"""The fused function: its caches, calls, eager fallback and ``explain`` (the package docstring
+says what fusing does)."""
+
+
+from __future__ import annotations
+
+import functools
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import caches
+from ..errors import StridedError
+from ..tensor import Op, Tensor
+from .lower import Stale, lower
+from .trace import Unfusable, trace
+
+__all__ = ["fuse", "Fused", "Unfusable"]
+
+
+class Fused:
+    """A function fused on call; ``explain(*args)`` says how a call is computed."""
+
+    def __init__(self, fn, *, strict: bool = False, fast: bool = False, quiet: bool = False):
+        if fast:
+            raise StridedError("fuse: fast=True (reassociation and FMA contraction) is not offered yet; "
+                               "fused results are eager's bit for bit")
+        self.fn, self.strict = fn, strict
+        functools.update_wrapper(self, fn)
+        name = getattr(fn, "__qualname__", repr(fn))
+        # per function: the graphs by signature, the programs by layouts; listed in the inventory
+        self._graphs = caches.cache(f"fuse.graphs[{name}]", "argument shapes and dtypes, scalar values", 256)
+        self._programs = caches.cache(f"fuse.programs[{name}]", "argument layouts and dtypes, scalar values", 1024,
+                                      threads=True)
+        self._warned = quiet  # quiet: a backward strided made, which falls back without a word
+        self._backward = {}
+
+    # -- signatures ---------------------------------------------------------------------------
+    @staticmethod
+    def _key(args, layouts: bool):
+        key = []
+        for a in args:
+            if isinstance(a, Tensor):
+                if a._storage.device != "cpu":
+                    return None
+                key.append((a.layout if layouts else a.shape, a.dtype))
+            elif isinstance(a, (numbers.Number, np.generic, str, type(None))):
+                key.append((type(a), a))
+            else:
+                return None  # an array, a list: converted eagerly, never kept
+        return tuple(key)
+
+    def graph(self, *args):
+        """The traced graph of a call with these arguments."""
+        key = self._key(args, False)
+        g = self._graphs.get(key) if key is not None else None
+        if g is None:
+            g = trace(self.fn, args)
+            if key is not None:
+                self._graphs.put(key, g)
+        return g
+
+    # -- calls -----------------------------------------------------------------------------------
+    def __call__(self, *args):
+        key = self._key(args, True)
+        prog = self._programs.get(key) if key is not None else None
+        if prog is not None:
+            try:
+                env = prog.run(args)
+            except Stale:
+                prog = None
+        if prog is None:
+            if key is None:
+                return self._eager(args, "arguments that are not CPU tensors or scalars")
+            try:
+                g = self.graph(*args)
+                prog, env = lower(g, args)
+            except Unfusable as e:
+                return self._eager(args, str(e), e)
+            self._programs.put(key, prog)
+        return self._results(prog, env, args)
+
+    def _results(self, prog, env, args):
+        g = prog.graph
+        outs = [env[o.index] for o in g.outputs]
+        inputs = tuple(a for a in args if isinstance(a, Tensor))
+        if any(a._is_var or a._op is not None for a in inputs):
+            for k, t in enumerate(outs):
+                outs[k] = t = Tensor(t._storage, t.layout, t.dtype)  # one recorded node per output
+                t._op = Op("fused", inputs, {"fused": self, "graph": g, "output": k, "args": args})
+        if g.structure is None:
+            return outs[0]
+        return g.structure(outs)
+
+    def _eager(self, args, why: str, error: Exception | None = None):
+        if self.strict:
+            if error is not None:
+                raise error
+            raise Unfusable(f"fuse: {why}")
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"strided.fuse: {getattr(self.fn, '__qualname__', self.fn)} runs eagerly: {why}",
+                          stacklevel=3)
+        return self.fn(*args)
+
+    def explain(self, *args) -> str:
+        """The groups of a call with these arguments: each kernel, what it computes and the
+        layout it reads each leaf through; reductions and products as the eager steps they are."""
+        try:
+            g = self.graph(*args)
+            prog, _ = lower(g, args)
+        except Unfusable as e:
+            return f"not fused: {e}"
+        head = f"{getattr(self.fn, '__qualname__', self.fn)}: {len(g.nodes)} traced nodes, " \
+               f"{sum(1 for _, s in prog.steps if type(s).__name__ == 'Kernel')} fused kernel(s)"
+        return head + "\n" + prog.explain()
+
+
+def fuse(fn=None, *, strict: bool = False, fast: bool = False):
+    """Fuse ``fn`` (see the module docstring); usable as ``@fuse`` or ``@fuse(strict=True)``."""
+    if fn is None:
+        return lambda f: Fused(f, strict=strict, fast=fast)
+    return Fused(fn, strict=strict, fast=fast)

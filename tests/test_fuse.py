@@ -1,0 +1,292 @@
+"""strided.fuse against the eager chain it fuses: the same bits, dtypes, shapes and errors.
+
+The oracle is the function itself run eagerly (whose ops are tested against NumPy
+elsewhere).  Chains are drawn over random layouts (negative, broadcast, transposed, with
+gaps, zero-size); each distinct chain compiles a kernel, so the draws are few and
+derandomised, and the every-dtype test uses one chain per dtype class."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import strided as sd
+from strided.fusion import Unfusable
+
+from strategies import layouts_of_shape
+
+RNG = np.random.default_rng(0)
+
+
+def _values(dtype, n):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(n) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return RNG.integers(max(info.min, -50), min(info.max, 50), n, endpoint=True).astype(dtype)
+    if dtype.kind == "c":
+        return (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
+    v = RNG.standard_normal(n) * 3
+    v[RNG.random(n) < 0.05] = np.nan
+    return v.astype(np.float32).astype(dtype) if dtype.itemsize == 2 else v.astype(dtype)
+
+
+def _tensor(lay, n, dtype):
+    t = sd.from_numpy(_values(dtype, n))
+    return sd.Tensor(t._storage, lay, t.dtype)
+
+
+def _same(got, want):
+    """Equal bits (NaN payloads included), dtype and shape."""
+    assert isinstance(got, sd.Tensor), type(got)
+    assert got.shape == want.shape and got.dtype is want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    g, w = np.ascontiguousarray(got.numpy()), np.ascontiguousarray(want.numpy())
+    assert g.tobytes() == w.tobytes(), (g, w)
+
+
+def _check(fn, *args):
+    """fuse(fn)(*args) is fn(*args), or both raise the same StridedError."""
+    try:
+        want = fn(*args)
+    except sd.StridedError as e:
+        with pytest.raises(type(e)) as got:
+            sd.fuse(fn, strict=True)(*args)
+        assert str(got.value) == str(e)
+        return None
+    got = sd.fuse(fn, strict=True)(*args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        _same(g, w)
+    return got
+
+
+# -- drawn chains ------------------------------------------------------------------------------
+
+UNARY = ["exp", "neg", "abs", "sqr", "tanh", "relu", "sigmoid", "log1p"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "lt"]
+
+
+@st.composite
+def chains(draw):
+    shape = draw(st.sampled_from([(5, 7), (3, 4, 2), (0, 3), (6,), (1, 9)]))
+    nin = draw(st.integers(1, 3))
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.float16]))
+    ins = []
+    for k in range(nin):
+        s = shape[k % len(shape):] if draw(st.booleans()) else shape  # some inputs broadcast
+        lay, n = draw(layouts_of_shape(s))
+        ins.append((lay, n))
+    steps = draw(st.lists(st.tuples(st.sampled_from(UNARY + BINARY + ["scalar", "view", "cast", "where"]),
+                                    st.integers(0, 10 ** 6)), min_size=1, max_size=5))
+    return shape, dtype, ins, steps
+
+
+def _program(steps, nin):
+    def fn(*xs):
+        vals = list(xs)
+        for op, r in steps:
+            x = vals[r % len(vals)]
+            y = vals[(r // 7) % len(vals)]
+            if op in UNARY:
+                v = getattr(x, op)()
+            elif op == "scalar":
+                v = [x * 0.5, 2.0 - x, x / 3][r % 3]
+            elif op == "view":
+                v = x.flip(0) if x.ndim else x
+            elif op == "cast":
+                v = x.to_dtype([sd.f64, sd.f32, sd.f16, sd.bf16][r % 4])
+            elif op == "where":
+                v = sd.where(x > 0, x, y)
+            else:
+                v = getattr(x, op)(y) if op != "lt" else (x < y)
+            vals.append(v)
+        return vals[-1]
+
+    return fn
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(chains())
+def test_drawn_chains_over_drawn_layouts_are_eagers_bits(chain):
+    shape, dtype, ins, steps = chain
+    args = [_tensor(lay, n, dtype) for lay, n in ins]
+    _check(_program(steps, len(args)), *args)
+
+
+# -- every dtype ---------------------------------------------------------------------------------
+
+DTYPES = [sd.bool_, sd.i8, sd.u8, sd.i16, sd.u16, sd.i32, sd.u32, sd.i64, sd.u64, sd.f16, sd.bf16, sd.f32, sd.f64,
+          sd.c64, sd.c128]
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_every_dtype_chain_is_eagers_bits(dt):
+    a = sd.from_numpy(_values(dt.np, 24).reshape(4, 6))
+    b = sd.from_numpy(_values(dt.np, 6))
+    if dt is sd.bool_:
+        fn = lambda a, b: (a & b) | ~a  # noqa: E731
+    elif dt.kind in "iu":
+        fn = lambda a, b: (a * b + a - 3).maximum(b) // 2 + (a < b).to_dtype(dt)  # noqa: E731
+    elif dt.kind == "c":
+        fn = lambda a, b: (a * b - a.conj()) / (b + 2) + a.exp()  # noqa: E731
+    else:
+        fn = lambda a, b: sd.where(a > b, (a * b).tanh(), a.t().t() - 1.5) + b.to_dtype(sd.f32)  # noqa: E731
+    _check(fn, a.t().t()[::-1], b)
+
+
+# -- reductions, products, composites --------------------------------------------------------------
+
+
+def test_softmax_layer_norm_logsumexp_and_var_are_eagers_bits():
+    x = sd.from_numpy(_values(np.float32, 12 * 33).reshape(12, 33))
+    x = sd.where(x == x, x, 0.0)  # no NaN: the reductions' order is then the only question
+    w = sd.from_numpy(_values(np.float32, 33))
+    b = sd.from_numpy(_values(np.float32, 33))
+
+    def layer_norm(x, w, b):
+        mu = x.mean(-1, keepdim=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdim=True)
+        return d / (var + 1e-5).sqrt() * w + b
+
+    for fn, args in [(lambda x: x.softmax(-1), (x,)), (lambda x: x.t().softmax(0), (x,)), (layer_norm, (x, w, b)),
+                     (lambda x: x.logsumexp(1), (x,)), (lambda x: x.var(0), (x,)), (lambda x: x.std(), (x,)),
+                     (lambda x: (x * 2).sum(), (x,)), (lambda x: (x.exp() - 1).max(0), (x,))]:
+        _check(fn, *args)
+
+
+def test_a_product_ends_a_group_and_its_epilogue_fuses_after_blas():
+    x = sd.from_numpy(_values(np.float32, 8 * 16).reshape(8, 16))
+    w = sd.from_numpy(_values(np.float32, 16 * 4).reshape(16, 4))
+    b = sd.from_numpy(_values(np.float32, 4))
+    fn = lambda x, w, b: ((x @ w) + b).relu() * 0.5  # noqa: E731
+    _check(fn, x, w, b)
+    text = sd.fuse(fn).explain(x, w, b)
+    assert "matmul" in text and "BLAS" in text and text.count("kernel ") == 1, text
+
+
+def test_views_inside_are_read_in_place_and_outputs_keep_eagers_memory_order():
+    a = sd.from_numpy(_values(np.float64, 6 * 5).reshape(6, 5))
+    f = sd.fuse(lambda a: (a.t() * 2 + a.t().exp())[::-2, 1:].unsqueeze(0))
+    got = f(a)
+    want = (a.t() * 2 + a.t().exp())[::-2, 1:].unsqueeze(0)
+    _same(got, want)
+    text = f.explain(a)
+    # one kernel, reading the input through the views composed on its own layout (no copy)
+    assert text.count("kernel ") == 1 and f"x0 = %0 through {a.t()[::-2, 1:].unsqueeze(0).layout}" in text, text
+
+
+def test_several_outputs_and_zero_size_tensors():
+    a = sd.zeros((0, 4))
+    _check(lambda a: (a + 1, (a * 2).sum(0)), a)
+    x = sd.from_numpy(_values(np.float32, 12).reshape(3, 4))
+    _check(lambda x: ((x + 1).exp(), x.t() - 1), x)
+
+
+# -- calls, caches, constants ------------------------------------------------------------------------
+
+
+def test_a_kept_call_still_checks_every_buffer():
+    f = sd.fuse(lambda a, b: (a + b).exp())
+    x = sd.from_numpy(np.arange(12, dtype=np.float32))
+    lay = sd.Layout((3, 4), (1, 3), 0)
+    ok = sd.Tensor(x._storage, lay, sd.f32)
+    f(ok, ok)
+    short = sd.Tensor(sd.from_numpy(np.arange(11, dtype=np.float32))._storage, lay, sd.f32)
+    for _ in range(2):  # the second time the program for these layouts is kept
+        with pytest.raises(sd.LayoutBoundsError, match="buffer holds 11 elements"):
+            f(short, ok)
+    _same(f(ok, ok), (ok + ok).exp())
+
+
+def test_new_scalars_and_layouts_give_right_answers():
+    f = sd.fuse(lambda x, s: x * s + 1)
+    x = sd.from_numpy(_values(np.float32, 20).reshape(4, 5))
+    for s in (0.5, 3, -2.25):
+        _same(f(x, s), x * s + 1)
+        _same(f(x.t(), s), x.t() * s + 1)
+    w = sd.from_numpy(_values(np.float32, 5))
+    g = sd.fuse(lambda x: x * w)  # a tensor met while tracing is read at every call
+    _same(g(x), x * w)
+    w.copy_(w + 1)
+    _same(g(x), x * w)
+
+
+def test_errors_are_the_eager_ops_errors():
+    _check(lambda a, b: a + b, sd.ones((3,)), sd.ones((4,)))
+    _check(lambda a: a.logical_not(), sd.arange(3))
+    _check(lambda a: a - a, sd.ones((2,), dtype=sd.bool_))
+
+
+def test_what_cannot_be_fused_runs_eagerly_with_one_warning_or_raises_when_strict():
+    def branchy(x):
+        return x * 2 if x.sum() > 0 else x  # Python control flow on a tensor value
+
+    x = sd.from_numpy(_values(np.float32, 6))
+    f = sd.fuse(branchy)
+    with pytest.warns(UserWarning, match=r"runs eagerly: fuse: Python control flow"):
+        _same(f(x), branchy(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(x)  # once per function
+    with pytest.raises(Unfusable, match="control flow"):
+        sd.fuse(branchy, strict=True)(x)
+    with pytest.raises(Unfusable, match="nonzero"):
+        sd.fuse(lambda x: x.nonzero(), strict=True)(x)
+    with pytest.raises(Unfusable, match="write"):
+        sd.fuse(lambda x: x.fill_(1), strict=True)(x)
+
+
+# -- autograd ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["tanh", "broadcast", "softmax", "reduce", "matmul", "slice", "max", "reuse"])
+def test_gradients_are_eagers_bits(case):
+    a = _values(np.float32, 8 * 5).reshape(8, 5)
+    a[np.isnan(a)] = 0.25
+    b, c = a[0].copy(), a.T.copy()
+    fn, arrs = {
+        "tanh": (lambda a, b: (a * b + a).tanh(), (a, b)),
+        "broadcast": (lambda a, b: (a - b).relu().sum(0) * 2.0, (a, b)),
+        "softmax": (lambda a: a.softmax(-1), (a,)),
+        "reduce": (lambda a: (a.exp() * a).mean(1), (a,)),
+        "matmul": (lambda a, c: (a @ c).sigmoid(), (a, c)),
+        "slice": (lambda a: a[:, ::2].exp(), (a,)),
+        "max": (lambda a: a.max(1) * 2, (a,)),
+        "reuse": (lambda a, b: (a * a + a.t().t() * b) * a, (a, b)),
+    }[case]
+    ve = [sd.Var(x) for x in arrs]
+    ge = fn(*ve).sum_all().backward()
+    vf = [sd.Var(x) for x in arrs]
+    yf = sd.fuse(fn)(*vf)
+    assert yf.track_op() and yf._op.name == "fused"
+    gf = yf.sum_all().backward()
+    for x, y in zip(ve, vf):
+        _same(gf[y], ge[x])
+
+
+def test_a_second_process_loads_the_fused_kernel_from_the_cache(tmp_path):
+    code = textwrap.dedent("""
+        import numpy as np, strided as sd
+        f = sd.fuse(lambda a, b: (a * b - a).exp() + b)
+        a = sd.from_numpy(np.arange(12, dtype=np.float64).reshape(3, 4) / 7)
+        f(a, a.t().t())
+        k = [s for _, s in f._programs[next(iter(f._programs))].steps if type(s).__name__ == "Kernel"][0]
+        d = [v for v in __import__("sys").modules[k.module].KERNELS.values() if v.signatures][0]
+        print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), STRIDED_KERNEL_DIR=str(tmp_path / "kernels"))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[0].stdout.split() == ["0", "1"]  # compiled
+    assert runs[1].stdout.split() == ["1", "0"]  # loaded, no compile
