@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
     bench.add_argument("--sweep", action="store_true", help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
+    bench.add_argument("--fused", action="store_true",
+                       help="chains of ops fused by strided.fuse beside eager, NumPy, numexpr and PyTorch instead")
     bench.add_argument("--thresholds", action="store_true", help="each family on one thread and in parallel across sizes instead")
     bench.add_argument("--threads", action="store_true",
                        help="the thread-pool checks instead: op handoffs (strided alone, then beside PyTorch) and a 3-layer network")
@@ -68,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench.startup import main as startup_main
 
         return startup_main()
+    if args.command == "bench" and args.fused:
+        from .bench.fused_bench import main as fused_main
+
+        return fused_main(quick=args.quick, json_path=args.json)
     if args.command == "bench" and args.thresholds:
         from .bench.thresholds import main as thresholds_main
 

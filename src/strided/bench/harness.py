@@ -137,10 +137,13 @@ def libraries() -> list[str]:
     return [lib for lib in LIBS if lib != "torch" or importlib.util.find_spec("torch") is not None]
 
 
-def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None = None) -> dict:
+def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None = None,
+                 firsts: dict | None = None) -> dict:
     """Run ``python -m strided bench *argv --json FILE`` once per library and alternation,
     each in a fresh process that times that library alone (``STRIDED_BENCH_LIB``), the
-    libraries alternating.  Returns ``{(group, case, size): {lib: [seconds, ...]}}``."""
+    libraries alternating.  Returns ``{(group, case, size): {lib: [seconds, ...]}}``.  A
+    process may write ``{"rows": [...], "first": [[key, seconds], ...]}``: the first-call
+    figures go into ``firsts``, the first process's (the coldest) kept."""
     libs = libs or libraries()
     found: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,9 +156,15 @@ def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None 
                 if run.returncode != 0:
                     raise SystemExit(f"bench: the {lib} process failed:\n{run.stderr[-2000:]}")
                 with open(path) as f:
-                    for row in json.load(f):
-                        for name, secs in row["seconds"].items():
-                            found.setdefault((row["group"], row["case"], row["size"]), {}).setdefault(name, []).append(secs)
+                    data = json.load(f)
+                if isinstance(data, dict):
+                    for k, v in data.get("first", []):
+                        if firsts is not None:
+                            firsts.setdefault(tuple(k), v)
+                    data = data["rows"]
+                for row in data:
+                    for name, secs in row["seconds"].items():
+                        found.setdefault((row["group"], row["case"], row["size"]), {}).setdefault(name, []).append(secs)
     return found
 
 

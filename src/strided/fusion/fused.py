@@ -39,21 +39,27 @@ class Fused:
     # -- signatures ---------------------------------------------------------------------------
     @staticmethod
     def _key(args, layouts: bool):
+        """(key, tracked): the arguments' layouts (or shapes) and dtype names and the scalars'
+        types and values; None for arguments that are never kept (arrays, device tensors)."""
         key = []
+        tracked = False
         for a in args:
             if isinstance(a, Tensor):
                 if a._storage.device != "cpu":
-                    return None
-                key.append((a.layout if layouts else a.shape, a.dtype))
+                    return None, False
+                key.append(a.layout if layouts else a.shape)
+                key.append(a.dtype.name)  # a str: hashed and compared in C
+                if a._is_var or a._op is not None:
+                    tracked = True
             elif isinstance(a, (numbers.Number, np.generic, str, type(None))):
                 key.append((type(a), a))
             else:
-                return None  # an array, a list: converted eagerly, never kept
-        return tuple(key)
+                return None, False  # an array, a list: converted eagerly, never kept
+        return tuple(key), tracked
 
     def graph(self, *args):
         """The traced graph of a call with these arguments."""
-        key = self._key(args, False)
+        key = self._key(args, False)[0]
         g = self._graphs.get(key) if key is not None else None
         if g is None:
             g = trace(self.fn, args)
@@ -63,8 +69,13 @@ class Fused:
 
     # -- calls -----------------------------------------------------------------------------------
     def __call__(self, *args):
-        key = self._key(args, True)
+        key, tracked = self._key(args, True)
         prog = self._programs.get(key) if key is not None else None
+        if prog is not None and prog.fast is not None and not tracked:
+            try:
+                return prog.fast(args)
+            except Stale:
+                prog = None
         if prog is not None:
             try:
                 env = prog.run(args)
@@ -79,13 +90,15 @@ class Fused:
             except Unfusable as e:
                 return self._eager(args, str(e), e)
             self._programs.put(key, prog)
-        return self._results(prog, env, args)
+        if prog.single is not None and not tracked:
+            return env[prog.single]
+        return self._results(prog, env, args, tracked)
 
-    def _results(self, prog, env, args):
+    def _results(self, prog, env, args, tracked):
         g = prog.graph
         outs = [env[o.index] for o in g.outputs]
-        inputs = tuple(a for a in args if isinstance(a, Tensor))
-        if any(a._is_var or a._op is not None for a in inputs):
+        if tracked:
+            inputs = tuple(a for a in args if isinstance(a, Tensor))
             for k, t in enumerate(outs):
                 outs[k] = t = Tensor(t._storage, t.layout, t.dtype)  # one recorded node per output
                 t._op = Op("fused", inputs, {"fused": self, "graph": g, "output": k, "args": args})

@@ -34,6 +34,8 @@ from ..kernels.optable import OPS
 from ..layout import Layout
 from ..storage import alloc
 from ..tensor import Tensor
+
+_new = object.__new__
 from .trace import Graph, Node, Unfusable, apply_view
 
 __all__ = ["lower", "Program", "Stale"]
@@ -197,19 +199,20 @@ class Kernel:
     """A materialisation: the generated kernel, bound once for the layouts it was lowered for."""
 
     __slots__ = ("uses", "out_layout", "out_dtype", "store", "run", "reach", "dtypes", "source", "text", "path",
-                 "module", "first")
+                 "module", "first", "checks", "numel")
 
     def __call__(self, env):
         bufs = []
-        for (slot, lay), r, d in zip(self.uses, self.reach[1:], self.dtypes[1:]):
+        for slot, r, d in self.checks:  # every buffer against what the kernel reaches, every call
             b = env[slot]._storage.data
-            if len(b) < r or b.dtype != d:
+            if len(b) < r or b.dtype is not d:
                 raise Stale()
             bufs.append(b)
-        store = alloc(self.out_layout.numel, self.dtypes[0])
-        if self.out_layout.numel:
+        store = alloc(self.numel, self.dtypes[0])
+        if self.numel:
             self.run(store.data, *bufs)
-        out = Tensor(store, self.out_layout, self.store)
+        out = _new(Tensor)  # slot by slot, as the op layer's kept paths make their results
+        out._storage, out.layout, out.dtype, out._is_var, out._op = store, self.out_layout, self.store, False, None
         if self.store is not self.out_dtype:
             from ..ops.copies import to_dtype
 
@@ -223,7 +226,38 @@ class Program:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.steps = []  # (node index, step(env) -> Tensor)
-        self.layouts = {}  # node index -> the layout a step's input had when lowered
+        # the one output's node when fn returned one tensor (the call returns env[single])
+        self.single = graph.outputs[0].index if graph.structure is None and len(graph.outputs) == 1 else None
+        self.fast = None
+
+    def shortcut(self) -> None:
+        """A program of one kernel over the arguments themselves (most fused chains) gets a call
+        of its own, ``fast(args)``: written out (as ``kernels.loops`` writes its loops), it
+        checks each buffer against the kernel's reach and dtype, allocates and runs, and
+        makes the result, with no loop, dict or frame besides."""
+        self.fast = None
+        if len(self.steps) != 1 or not isinstance(self.steps[0][1], Kernel) or self.single != self.steps[0][0]:
+            return
+        k = self.steps[0][1]
+        pos = {n.index: n.params for n in self.graph.inputs}
+        if k.store is not k.out_dtype or not k.numel or any(slot not in pos for slot, _, _ in k.checks):
+            return
+        names = {}
+        lines = ["def fast(args):"]
+        for i, (slot, r, d) in enumerate(k.checks):
+            if slot not in names:
+                names[slot] = f"b{len(names)}"
+                lines.append(f"    {names[slot]} = args[{pos[slot]}]._storage.data")
+            lines.append(f"    if len({names[slot]}) < {r} or {names[slot]}.dtype is not D{i}:")
+            lines.append("        raise Stale()")
+        bufs = ", ".join(names[slot] for slot, _, _ in k.checks)
+        lines += [f"    store = alloc({k.numel}, DOUT)", f"    run(store.data, {bufs})", "    out = new(Tensor)",
+                  "    out._storage, out.layout, out.dtype, out._is_var, out._op = store, LAYOUT, DTYPE, False, None",
+                  "    return out"]
+        scope = {"alloc": alloc, "run": k.run, "new": _new, "Tensor": Tensor, "Stale": Stale, "DOUT": k.dtypes[0],
+                 "LAYOUT": k.out_layout, "DTYPE": k.out_dtype, **{f"D{i}": d for i, (_, _, d) in enumerate(k.checks)}}
+        exec("\n".join(lines), scope)  # noqa: S102  (written above from the kernel's own integers)
+        self.fast = scope["fast"]
 
     def run(self, args) -> dict:
         env = {}
@@ -359,7 +393,7 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
         if isinstance(v, Tensor):
             ensure(n.index)
             return v
-        k = _compile(v, n, done, row_major)
+        k = _compile(v, n, done, row_major, prog)
         prog.steps.append((n.index, k))
         done[n.index] = env[n.index] = k.first(done) if k.run is not None else k(done)
         base[n.index] = n.index
@@ -434,7 +468,7 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
     return prog, done
 
 
-def _compile(e: Expr, n: Node, done: dict, row_major: bool) -> Kernel:
+def _compile(e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Kernel:
     """The kernel that materialises lazy value ``e`` (node ``n``), generated or found."""
     src, text, heavy = expression_source(e.tree, len(e.uses))
     kernels = kernel_set(len(e.uses), src, f"fused{len(e.uses)}")
@@ -446,17 +480,20 @@ def _compile(e: Expr, n: Node, done: dict, row_major: bool) -> Kernel:
     k.uses = tuple(e.uses)
     k.out_layout = Layout.contiguous(e.shape) if row_major or not lays else output_layout(e.shape, *lays)
     k.out_dtype, k.store = n.dtype, store
-    k.dtypes = (store.np, *[done[slot]._storage.data.dtype for slot, _ in e.uses])
+    k.dtypes = (np.dtype(store.np), *[done[slot]._storage.data.dtype for slot, _ in e.uses])
     k.source, k.text, k.module = src, text, next(iter(kernels.values())).py_func.__module__
     k.path = "-"
-    if not k.out_layout.numel:
+    k.numel = k.out_layout.numel
+    if not k.numel:
         k.run, k.reach = None, (0,) * (len(lays) + 1)
+        k.checks = tuple((slot, 0, d) for (slot, _), d in zip(e.uses, k.dtypes[1:]))
         return k
     pmin = PARALLEL_MIN if heavy else PARALLEL_MIN * LIGHT_OP_FACTOR
     bound = bind_kernels(kernels, (k.out_layout, *lays), k.dtypes, pmin)
     if bound is None:
         raise Unfusable("fuse: a layout that reaches before its buffer's start")
     k.run, k.reach = bound
+    k.checks = tuple((slot, r, d) for (slot, _), r, d in zip(e.uses, k.reach[1:], k.dtypes[1:]))
     k.path = ("dense", "bcast", "general", "tiled")[plan(k.out_layout, *lays).path] if lays else "dense"
 
     def first(env):
@@ -464,6 +501,7 @@ def _compile(e: Expr, n: Node, done: dict, row_major: bool) -> Kernel:
         to numba's compiled entry (``walk.direct``) instead of its dispatcher."""
         out = Kernel.__call__(k, env)
         k.run = bind_kernels(kernels, (k.out_layout, *lays), k.dtypes, pmin)[0]
+        prog.shortcut()
         return out
 
     k.first = first
