@@ -33,13 +33,12 @@ from .layout import Layout
 from .layout.layout import broadcast_shapes, contiguous_layout
 from .storage import alloc
 from .creation import from_numpy
-from .tensor import Op, Tensor, trace_hook, tracked as _tracked
+from .tensor import Op, Tensor, fresh, trace_hook, tracked as _tracked
 
 
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
 # elementwise ops keep theirs (see strided.caches): a repeat checks each buffer against the
 # kept reach, allocates and runs the planned gemms.
-_new = object.__new__
 _KEPT = caches.cache("linalg.matmul", "operand layouts, dtypes, devices", 1024, threads=True)
 
 
@@ -54,11 +53,8 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
             if len(da) >= ra and len(db) >= rb and da.dtype is npd and db.dtype is npd:
                 store = alloc(size, npd, "matmul")
                 run(da, db, store.data)
-                out = _new(Tensor)  # slot by slot: Tensor.__init__'s frame costs a small product
-                out._storage, out.layout, out.dtype, out._is_var = store, out_lay, want, False
                 tracked = a._is_var or b._is_var or a._op is not None or b._op is not None
-                out._op = Op("matmul", (a, b), {"promote": promote}) if tracked else None
-                return out
+                return fresh(store, out_lay, want, Op("matmul", (a, b), {"promote": promote}) if tracked else None)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         got = trace_hook("matmul", "matmul", (a, b))
         if got is not NotImplemented:

@@ -72,6 +72,15 @@ def tracked(inputs) -> bool:
     return False
 
 
+def fresh(storage, layout: "Layout", dtype, op: "Op | None" = None) -> "Tensor":
+    """A result tensor, its slots filled directly: the one place besides ``Tensor.__init__``
+    that makes a Tensor (the kept paths of the op layer, views, fused calls), since
+    ``__init__``'s frame is a fair share of a small op's cost."""
+    out = _new(Tensor)
+    out._storage, out.layout, out.dtype, out._is_var, out._op = storage, layout, dtype, False, op
+    return out
+
+
 def trace_hook(family: str, op: str, values: tuple, **kw):
     """``op`` handed to a value that ``strided.fuse`` is tracing (it records the op instead of
     computing it), or NotImplemented when no value among ``values`` is traced.  The op
@@ -236,10 +245,8 @@ class Tensor:
 
     # -- views ------------------------------------------------------------
     def _view(self, layout: Layout, name: str, *args) -> "Tensor":
-        out = _new(Tensor)  # slot by slot: __init__'s frame is a fair share of a view's cost
-        out._storage, out.layout, out.dtype, out._is_var = self._storage, layout, self.dtype, False
-        out._op = Op(name, (self,), {"args": args}) if (self._is_var or self._op is not None) else None
-        return out
+        return fresh(self._storage, layout, self.dtype,
+                     Op(name, (self,), {"args": args}) if (self._is_var or self._op is not None) else None)
 
     def narrow(self, dim, start, length):
         return self._view(self.layout.narrow(dim, start, length), "narrow", dim, start, length)

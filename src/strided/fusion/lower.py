@@ -33,9 +33,7 @@ from ..kernels.loops import kernel_set
 from ..kernels.optable import OPS
 from ..layout import Layout
 from ..storage import alloc
-from ..tensor import Tensor
-
-_new = object.__new__
+from ..tensor import Tensor, fresh
 from .trace import Graph, Node, Unfusable, apply_view
 
 __all__ = ["lower", "Program", "Stale"]
@@ -211,8 +209,7 @@ class Kernel:
         store = alloc(self.numel, self.dtypes[0])
         if self.numel:
             self.run(store.data, *bufs)
-        out = _new(Tensor)  # slot by slot, as the op layer's kept paths make their results
-        out._storage, out.layout, out.dtype, out._is_var, out._op = store, self.out_layout, self.store, False, None
+        out = fresh(store, self.out_layout, self.store)
         if self.store is not self.out_dtype:
             from ..ops.copies import to_dtype
 
@@ -251,10 +248,9 @@ class Program:
             lines.append(f"    if len({names[slot]}) < {r} or {names[slot]}.dtype is not D{i}:")
             lines.append("        raise Stale()")
         bufs = ", ".join(names[slot] for slot, _, _ in k.checks)
-        lines += [f"    store = alloc({k.numel}, DOUT)", f"    run(store.data, {bufs})", "    out = new(Tensor)",
-                  "    out._storage, out.layout, out.dtype, out._is_var, out._op = store, LAYOUT, DTYPE, False, None",
-                  "    return out"]
-        scope = {"alloc": alloc, "run": k.run, "new": _new, "Tensor": Tensor, "Stale": Stale, "DOUT": k.dtypes[0],
+        lines += [f"    store = alloc({k.numel}, DOUT)", f"    run(store.data, {bufs})",
+                  "    return fresh(store, LAYOUT, DTYPE)"]
+        scope = {"alloc": alloc, "run": k.run, "fresh": fresh, "Stale": Stale, "DOUT": k.dtypes[0],
                  "LAYOUT": k.out_layout, "DTYPE": k.out_dtype, **{f"D{i}": d for i, (_, _, d) in enumerate(k.checks)}}
         exec("\n".join(lines), scope)  # noqa: S102  (written above from the kernel's own integers)
         self.fast = scope["fast"]

@@ -25,7 +25,7 @@ from ..kernels.optable import OPS, on_new_op
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes, norm_dim
 from ..ops.elementwise import COMPARE, binary_dtypes, unary_dtypes
-from ..ops.reduce import reduce_dims
+from ..ops.reduce import reduce_dims, reduce_result
 from ..storage import wrap
 from ..tensor import Tensor
 
@@ -465,18 +465,9 @@ def reduction(g: Graph, op: str, x, dim, keepdim: bool):
     if op not in ("sum", "mean", "max", "min"):
         raise Unfusable(f"fuse: reduction {op}")
     n = _leaf(g, x, None, op)
-    dims = reduce_dims(op, _stand_in(n.shape, n.dtype), dim)
     t = _stand_in(n.shape, n.dtype)
-    if op in ("max", "min") and any(n.shape[d] == 0 for d in dims):
-        raise StridedError(f"{op}: cannot reduce over a zero-size dim (shape {n.shape}, dims {dims})")
-    if op == "mean":
-        want = t.dtype if t.dtype.kind in "fc" else dt.f64
-    elif op == "sum":
-        want = t.dtype if t.dtype.kind in "fc" else (dt.u64 if t.dtype.kind == "u" else dt.i64)
-    else:
-        if t.dtype.is_complex:
-            raise StridedError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
-        want = t.dtype
+    dims = reduce_dims(op, t, dim)
+    want = reduce_result(op, t, dims)
     shape = tuple(1 if d in dims else s for d, s in enumerate(n.shape))
     if not keepdim:
         shape = tuple(s for d, s in enumerate(n.shape) if d not in dims)

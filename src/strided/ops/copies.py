@@ -24,9 +24,8 @@ from ..errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
 from ..layout.analysis import is_non_overlapping, overlaps
 from ..storage import alloc, wrap
-from ..tensor import Op, Tensor, same_buffer, trace_hook
+from ..tensor import Op, Tensor, fresh, same_buffer, trace_hook
 
-_new = object.__new__
 _BOUND = caches.cache("ops.copies", "source layout, source dtype, result dtype, device", 2048, threads=True)
 
 
@@ -37,12 +36,9 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
     if e is not None:
         d = s.data
         if len(d) >= e[1] and d.dtype is e[2]:
-            out = _new(Tensor)
-            out._storage = store = alloc(e[3], e[4]) if s.device == "cpu" else alloc_on(s.device, e[3], e[4], name)
-            out.layout, out.dtype, out._is_var = e[5], dtype, False
+            store = alloc(e[3], e[4]) if s.device == "cpu" else alloc_on(s.device, e[3], e[4], name)
             e[0](store.data, d)
-            out._op = Op(name, (t,), {}) if (t._is_var or t._op is not None) else None
-            return out
+            return fresh(store, e[5], dtype, Op(name, (t,), {}) if (t._is_var or t._op is not None) else None)
     lay = Layout.contiguous(t.shape)
     # The CPU's allocation stays this module's ``alloc`` (the tests count what it hands out).
     store = alloc(lay.numel, dtype.np, name) if s.device == "cpu" else alloc_on(s.device, lay.numel, dtype.np, name)

@@ -32,12 +32,11 @@ from ..interop import NotNumeric, operand
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
 from ..storage import alloc, wrap
-from ..tensor import Op, Tensor, record, trace_hook
+from ..tensor import Op, Tensor, fresh, record, trace_hook
 from .copies import to_dtype
 from .registry import REGISTRY
 
 COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
-_new = object.__new__
 _SCALAR = Layout((), ())
 
 # (op, layouts, dtypes, devices) -> what the call decided; see ``_remember``.
@@ -134,13 +133,7 @@ def _remember(key, kind: str, op: str, out: Tensor, lays: list, bufs: list) -> N
 
 def _fresh(e) -> Tensor:
     """The output of a kept decision: a new buffer under the kept layout."""
-    out = _new(Tensor)
-    out._storage = alloc(e[3], e[4])
-    out.layout = e[5]
-    out.dtype = e[6]
-    out._is_var = False
-    out._op = None
-    return out
+    return fresh(alloc(e[3], e[4]), e[5], e[6])
 
 
 # Python scalars that convert exactly and silently on the kept path; others take the full

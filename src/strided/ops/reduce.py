@@ -19,11 +19,10 @@ from ..creation import empty
 from ..errors import DTypeError, ShapeError, StridedIndexError
 from ..layout.layout import norm_dim
 from ..storage import alloc
-from ..tensor import Tensor, record, trace_hook
+from ..tensor import Tensor, fresh, record, trace_hook
 from .copies import to_dtype
 from .elementwise import binary
 
-_new = object.__new__
 _BOUND = caches.cache("ops.reduce", "op name, source layout, source dtype, dim argument, keepdim, device", 2048,
                       threads=True)
 
@@ -54,33 +53,33 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
                 e[0](d, store.data)
                 if e[7] is not None:
                     store.data[...] /= e[7]
-                out = _new(Tensor)
-                out._storage, out.layout, out.dtype, out._is_var = store, e[5], e[6], False
                 if t._is_var or t._op is not None:
                     # Recorded as the keepdim reduction plus a squeeze view, as the full path does.
-                    out._op = None
-                    out.layout = e[8]
-                    res = record(out, op, (t,), dims=e[9], keepdim=True)
+                    res = record(fresh(store, e[8], e[6]), op, (t,), dims=e[9], keepdim=True)
                     return res if keepdim or not e[9] else res.squeeze(e[9])
-                out._op = None
-                return out
+                return fresh(store, e[5], e[6])
     return _reduce(op, t, dim, keepdim)
+
+
+def reduce_result(op: str, t, dims) -> "dt.DType":
+    """The dtype of ``op`` over ``dims`` of ``t`` (anything with a shape and a dtype); the
+    error of a reduction that has no answer."""
+    if op in ("max", "min") and any(t.shape[d] == 0 for d in dims):
+        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dims {dims})")
+    if op == "mean":
+        return t.dtype if t.dtype.kind in "fc" else dt.f64
+    if op == "sum":
+        # the standard's (and NumPy's) default-dtype sums: signed ints and bool in i64,
+        # unsigned ints in u64
+        return t.dtype if t.dtype.kind in "fc" else (dt.u64 if t.dtype.kind == "u" else dt.i64)
+    if t.dtype.is_complex and op in ("max", "min"):
+        raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
+    return t.dtype
 
 
 def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     dims = reduce_dims(op, t, dim)
-    if op in ("max", "min") and any(t.shape[d] == 0 for d in dims):
-        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dims {dims})")
-    if op == "mean":
-        want = t.dtype if t.dtype.kind in "fc" else dt.f64
-    elif op == "sum":
-        # the standard's (and NumPy's) default-dtype sums: signed ints and bool in i64,
-        # unsigned ints in u64
-        want = t.dtype if t.dtype.kind in "fc" else (dt.u64 if t.dtype.kind == "u" else dt.i64)
-    else:
-        if t.dtype.is_complex and op in ("max", "min"):
-            raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
-        want = t.dtype
+    want = reduce_result(op, t, dims)
     acc = dt.kernel_dtype(want)
     src = t if t.dtype.compute is acc else to_dtype(t.detach(), acc)
     keep_shape = tuple(1 if d in dims else n for d, n in enumerate(t.shape))
