@@ -772,15 +772,17 @@ def copy_many_into(dst: np.ndarray, dst_layouts, srcs, src_layouts) -> None:
         )
     for src in srcs:
         check_buffer(op, "src", src, dtypes=DTYPES)
-    # A model's step copies the same layout objects again and again, so the program is
-    # looked up by their identities (it holds them: no id is reused while it lives).
-    key = (*map(id, dst_layouts), *map(id, src_layouts), len(dst), id(dst.dtype))
-    many = _MANY_BY_ID.get(key)
+    # A model's step copies with the same layouts again and again: the program is looked up
+    # by their values (a layout carries its hash, and a tuple compares the same objects by
+    # identity first, so a repeat costs what an identity key did).
+    key = (dst_layouts, src_layouts, len(dst), dst.dtype)
+    try:
+        many = _MANY.get(key)
+    except TypeError:  # not layouts at all: ManyCopy's checks say what they are
+        many = key = None
     if many is None or not many.run(dst, srcs):
         many = ManyCopy(op, dst, dst_layouts, srcs, src_layouts)
-        if len(_MANY_BY_ID) >= 256:
-            _MANY_BY_ID.clear()
-        _MANY_BY_ID[key] = many
+        _MANY.put(key, many)
         if not many.run(dst, srcs):
             raise StridedError(f"{op}: the copy kernel refused the buffers it was planned for")
 
@@ -877,7 +879,7 @@ class ManyCopy:
         return True
 
 
-_MANY_BY_ID: dict = {}
+_MANY = caches.cache("copy.many_by_layouts", "dst and src layouts, dst length and dtype", 256)
 _HALF_BITS = {d: np.dtype(np.uint16) for d in HALF_VIEW}  # f16 and bf16 bits alike
 
 
