@@ -703,7 +703,7 @@ def logical_xor(x1, x2, /) -> Tensor:
 def isnan(x, /) -> Tensor:
     x = expect_tensor("isnan", x)
     if x.dtype.is_complex:  # either part
-        return logical_or(isnan(complex_part(x, 0)), isnan(complex_part(x, 1)))
+        return binary("logical_or", isnan(complex_part(x, 0)), isnan(complex_part(x, 1)))
     if not x.dtype.is_float:
         return zeros(x.shape, dt.bool_)
     return binary("ne", x, x)  # NaN is the one value unequal to itself
@@ -712,7 +712,7 @@ def isnan(x, /) -> Tensor:
 def isinf(x, /) -> Tensor:
     x = expect_tensor("isinf", x)
     if x.dtype.is_complex:  # either part, even beside a NaN (the standard's special cases)
-        return logical_or(isinf(complex_part(x, 0)), isinf(complex_part(x, 1)))
+        return binary("logical_or", isinf(complex_part(x, 0)), isinf(complex_part(x, 1)))
     if not x.dtype.is_float:
         return zeros(x.shape, dt.bool_)
     return binary("eq", unary("abs", x), math.inf)
@@ -721,10 +721,10 @@ def isinf(x, /) -> Tensor:
 def isfinite(x, /) -> Tensor:
     x = expect_tensor("isfinite", x)
     if x.dtype.is_complex:
-        return logical_and(isfinite(complex_part(x, 0)), isfinite(complex_part(x, 1)))
+        return binary("logical_and", isfinite(complex_part(x, 0)), isfinite(complex_part(x, 1)))
     if not x.dtype.is_float:
         return ones(x.shape, dt.bool_)
-    return logical_not(logical_or(isnan(x), isinf(x)))
+    return unary("not", binary("logical_or", isnan(x), isinf(x)))
 
 
 def clip(x, /, min=None, max=None) -> Tensor:

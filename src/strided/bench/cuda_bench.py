@@ -182,9 +182,9 @@ def speed(print_row) -> None:
     for dtype, label in ((np.float32, "f32"), (_BF16, "bf16")):
         a = device((n, n), dtype)
         ta = tt(a) if torch is not None else None
-        row(f"transpose copy {n}^2 {label}", lambda: a.t().contiguous(), 2 * a.numel * a.storage.data.itemsize,
-            (lambda: ta.t().contiguous()) if torch is not None else None)
-        del a, ta
+        row(f"transpose copy {n}^2 {label}", lambda a=a: a.t().contiguous(), 2 * a.numel * a.storage.data.itemsize,
+            (lambda ta=ta: ta.t().contiguous()) if torch is not None else None)
+        del a, ta  # 1 GiB each: gone before the next dtype's
     b = device((512, 512, 256), np.float32)
     tb = tt(b) if torch is not None else None
     for perm in ((2, 0, 1), (1, 2, 0)):
