@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--tv", metavar="VAL_LAYOUT",
                       help="the layout is the threads; draw make_layout_tv(layout, VAL_LAYOUT), thread and value per cell")
     sub.add_parser("threads", help="every thread pool in this process, its size, and the CPUs it may use")
+    stubs = sub.add_parser("stubs", help="write src/strided/tensor.pyi, Tensor's whole surface for editors and type checkers")
+    stubs.add_argument("--check", action="store_true", help="only say whether the committed stub is up to date")
     check = sub.add_parser("check", help="what candle, NumPy, PyTorch, CuTe and strided do with a layout")
     check.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
     check.add_argument("--op", help="contiguous | reshape(3,8) | matmul | as_strided(100) | elementwise(<layout>)")
@@ -57,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         from .tour import main as tour
 
         return tour()
+    if args.command == "stubs":
+        from .stubs import main as stubs_main
+
+        return stubs_main(check=args.check)
     if args.command == "threads":
         from .threads import pools_report
 
