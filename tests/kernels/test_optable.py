@@ -2,11 +2,13 @@
 
 A scratch op registered at run time through ``strided.register_op`` is a Tensor method,
 a function of the namespace, NumPy's ufunc on tensors (computed by strided's kernel), has
-its gradient, and fuses, with nothing else edited; the entries the package ships are
-checked for what every layer derives from them."""
+its gradient, and fuses, and computes on a CUDA tensor (in numba-cuda's simulator), with
+nothing else edited; the entries the package ships are checked for what every layer
+derives from them."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -55,6 +57,57 @@ def test_an_op_registered_at_run_time_is_a_method_a_function_a_ufunc_with_gradie
     done = subprocess.run([sys.executable, "-c", _SCRATCH], capture_output=True, text=True, timeout=600,
                           env=dict(os.environ))
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+# The same on CUDA, in numba-cuda's simulator: strided.cuda compiles a run-time entry's
+# definition for the device (cuda.scalar) on its first use, helpers and primitives it calls
+# included, and honours its not_on["cuda"].
+_SCRATCH_CUDA = textwrap.dedent("""
+    import math
+    import numpy as np
+    from numba import config
+    from numba.extending import register_jitable
+    import strided as sd
+    from strided.kernels.optable import FLOAT
+    from strided.kernels.scalar import PRIMITIVES
+
+    assert config.ENABLE_CUDASIM
+    K32, K64 = np.float32(math.pi / 180), math.pi / 180
+    sd.register_op("deg2rad", 1, {"float32": lambda x: x * K32, "float64": lambda x: x * K64}, FLOAT, "float",
+                   api="deg2rad", ufunc="deg2rad")
+    p_sin = PRIMITIVES["sin"]  # a primitive, by its global name as kernels.scalar writes them
+
+
+    @register_jitable
+    def half_sin(x):
+        return p_sin(x * 0.5)
+
+
+    sd.register_op("haversin", 1, lambda x: half_sin(x) * half_sin(x), FLOAT, "float")
+    sd.register_op("cpu_only", 1, lambda x: x, FLOAT, "same", not_on={"cuda": {"": "a reason of its own"}})
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64, np.float16):
+        a = (rng.standard_normal((7, 5)) * 200).astype(dt)
+        t = sd.from_numpy(a).to_device("cuda")
+        got = t.t()[::-1].deg2rad()
+        assert got.device == "cuda:0" and got.numpy().dtype == dt
+        assert np.array_equal(got.numpy(), np.deg2rad(a.T[::-1])), dt
+        hav = sd.from_numpy(a).haversin()
+        assert np.allclose(t.haversin().numpy(), hav.numpy(), rtol=1e-3 if dt == np.float16 else 1e-6), dt
+    try:
+        sd.from_numpy(np.ones(3)).to_device("cuda").cpu_only()
+        raise SystemExit("cpu_only ran on CUDA")
+    except sd.StridedError as e:
+        assert "cpu_only: not on CUDA yet (a reason of its own)" in str(e), e
+    print("ok")
+""")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None, reason="numba-cuda is not installed")
+def test_an_op_registered_at_run_time_computes_on_cuda_with_no_other_edit():
+    done = subprocess.run([sys.executable, "-c", _SCRATCH_CUDA], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout[-2000:] + done.stderr[-3000:]
 
 
 def test_registering_an_op_twice_or_with_a_bad_arity_is_refused():

@@ -21,18 +21,21 @@ matmul        ``matmul`` (cuBLAS; the simulator's stand-  ``kernels.matmul.plan`
 ``storage`` holds ``CudaStorage`` (a 1-D numba-cuda device array and its device
 name), ``alloc`` and the host transfers; ``device`` the device count, the dtypes a
 device buffer holds (bf16 as its bits, ``Bf16Array``) and how a device array is told from a
-host one; ``half`` the CPU's f16/bf16 conversions compiled for the device, which every
+host one; ``scalar`` the op table's scalar definitions (``kernels.optable``, the
+CPU's portable Python) compiled for the device, which the elementwise kernels call per
+element; ``half`` the CPU's f16/bf16 conversions compiled the same way, which every
 family uses to compute half types in f32; ``launch`` the grid sizes.  Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda
 runs these kernels in its simulator, on the host: the tests do so on every run.
 """
 
 from __future__ import annotations
 
-from . import copy, device, elementwise, half, index, launch, matmul, reduce, storage  # noqa: F401
+from . import copy, device, elementwise, half, index, launch, matmul, reduce, scalar, storage  # noqa: F401
 from .device import device_count  # noqa: F401
 from .storage import alloc  # noqa: F401
 
-__all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul", "reduce", "storage", "alloc", "device_count", "NotOnCuda"]
+__all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul", "reduce", "scalar", "storage", "alloc",
+           "device_count", "NotOnCuda"]
 
 from ..errors import StridedError  # noqa: E402
 

@@ -11,30 +11,19 @@ element; the names they use are in ``SCOPE``.
 
 from __future__ import annotations
 
-from types import FunctionType
-
 import numpy as np
-from numba import cuda
 
 from ..kernels.common import BF16, F16
 from ..kernels.half import PORTABLE
+from .scalar import device_function
 
 __all__ = ["DEVICE", "SCOPE", "load", "store", "convert"]
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
-
-def _device(fn, calls: dict):
-    """``fn`` as a device function, the portable forms it calls bound to their device forms
-    (its own globals name the CPU's registrations, which numba-cuda cannot call)."""
-    scope = dict(fn.__globals__)
-    scope.update(calls)
-    return cuda.jit(device=True)(FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__))
-
-
-DEVICE: dict = {}
-for _name, _fn in PORTABLE.items():  # in order: a composite comes after what it calls
-    DEVICE[_name] = _device(_fn, {f.__name__: DEVICE[k] for k, f in PORTABLE.items() if k in DEVICE})
+# Each conversion compiled for the device, the portable forms it calls bound to their device
+# forms (its own globals name the CPU's registrations, which numba-cuda cannot call).
+DEVICE = {name: device_function(fn) for name, fn in PORTABLE.items()}
 # Names the kernel templates may use: each conversion as ``h_<name>``, and numpy for the casts.
 SCOPE = {f"h_{k}": v for k, v in DEVICE.items()} | {"np": np}
 _TAG = {F16: "f16", BF16: "bf16"}

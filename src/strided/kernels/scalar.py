@@ -8,8 +8,10 @@ any other), and calls two kinds of names:
 - other functions of this module, which a backend compiles along (``PORTABLE`` lists them);
 - *primitives*, the libm-level functions each backend binds its own way (``PRIMITIVES``):
   on the CPU NumPy's scalar ufuncs, which numba compiles to the float or double libm
-  call as NumPy does (so f32 computes in f32), on CUDA numba-cuda's ``math``/``cmath``
-  (``strided.cuda.scalar`` binds them).
+  call as NumPy does (so f32 computes in f32), on CUDA numba-cuda's ``math``, ``cmath``
+  and NumPy ufuncs, libdevice and a few device functions (``strided.cuda.scalar``, which
+  rebinds the ``p_<name>`` globals of a function it compiles: so a primitive is only
+  ever called by that global name, never through a closure or an attribute).
 
 A function that needs its dtype (a typed zero, an integer's width) is a *typed factory*
 (``@typed``): ``fn(T)`` with T the numpy scalar type gives the function for that dtype.
@@ -172,13 +174,16 @@ def expf(x):
     2^n is built from the exponent bits in two halves so that results down in
     the subnormal range are rounded once, by the last multiplication, and
     below -103.97 the product rounds to 0 by itself.  The clamps are written
-    so that a NaN passes through them (and poisons p)."""
+    so that a NaN passes through them (and poisons p).  floor is the primitive
+    ``p_floor`` (np.floor on the CPU): numba-cuda compiles no np.floor on scalars and
+    its math.floor returns an int, so CUDA binds a floor that keeps the f32 (or f64,
+    for expd) of its own."""
     xc = EXP_HI if EXP_HI < x else x
     xc = EXP_LO if EXP_LO > xc else xc
-    z = np.floor(xc * LOG2E + F32(0.5))
+    z = p_floor(xc * LOG2E + F32(0.5))
     r = xc - z * LN2_HI - z * LN2_LO
     p = (((((EP0 * r + EP1) * r + EP2) * r + EP3) * r + EP4) * r + EP5) * (r * r) + r + F32(1.0)
-    n1 = np.floor(z * F32(0.5))
+    n1 = p_floor(z * F32(0.5))
     n2 = z - n1
     s1 = f32_from_bits(np.int32((n1 + F32(127.0)) * TWO23))
     s2 = f32_from_bits(np.int32((n2 + F32(127.0)) * TWO23))
@@ -290,7 +295,7 @@ def expd(x):
     subnormal result is rounded once."""
     xc = EXP_HI_F64 if EXP_HI_F64 < x else x
     xc = EXP_LO_F64 if EXP_LO_F64 > xc else xc
-    n = np.floor(xc * LOG2E_F64 + 0.5)
+    n = p_floor(xc * LOG2E_F64 + 0.5)
     rh = xc - n * LN2_HI_F64
     r = rh - n * LN2_LO_F64
     rc = (rh - r) - n * LN2_LO_F64  # the rounding of r
@@ -298,7 +303,7 @@ def expd(x):
           + ED1) * r + ED0)
     hi = 1.0 + r
     p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
-    n1 = np.floor(n * 0.5)
+    n1 = p_floor(n * 0.5)
     return p * pow2_f64(n1) * pow2_f64(n - n1)
 
 

@@ -1,6 +1,7 @@
-"""The CUDA elementwise table against the CPU's: every CPU op is on CUDA or named with its
-reason, and every (op, dtype) the CPU computes CUDA computes too, with the CPU's answer,
-or refuses by name.  The op layer widens int16/uint16 to 32 bits on both devices."""
+"""The CUDA elementwise ops against the CPU's: CUDA compiles the op table's definitions
+(``cuda.scalar``), so every (op, dtype) the CPU computes CUDA computes too, with the CPU's
+answer, or refuses by name with the reason ``cuda.scalar.refusal`` gives.  The op layer
+widens int16/uint16 to 32 bits on both devices."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from numba import config
 
 import strided as sd
 from strided.cuda import elementwise as ew
+from strided.cuda import scalar as cs
+from strided.kernels import scalar as S
 from strided.kernels.common import BF16, COMPUTE, DTYPES
 from strided.kernels.elementwise import BINARY_OPS, UNARY_OPS
+from strided.kernels.optable import OPS, Entry
 from strided.ops import binary, unary
 
 from strategies import bits
 
 # The dtypes each sweep takes: one of each kind, the half types, the narrowest and widest
-# ints and both complex types (the other dtypes' ops are the same expressions, and the
+# ints and both complex types (the other dtypes' ops are the same definitions, and the
 # simulator costs a tenth of a second a launch); on a GPU, where each kernel compiles for a
 # third of a second, fewer.
 _SIM = ("float32", "float16", "bfloat16", "int8", "uint64", "bool", "complex128")
@@ -28,14 +32,16 @@ _APPROX = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "acos", "acosh
 _UNIT = {"acos", "asin", "atanh"}  # inside (-1, 1)
 
 
-def test_the_cuda_table_covers_the_cpus_or_names_each_exclusion():
-    for table, cpu in ((ew.UNARY, UNARY_OPS), (ew.BINARY, BINARY_OPS)):
-        missing = set(cpu) - set(table) - set(ew.NOT_ON_CUDA)
-        assert not missing, f"CPU ops with neither a CUDA kernel nor a reason: {sorted(missing)}"
-        assert not set(table) - set(cpu), "a CUDA op the CPU lacks"
-    assert all(isinstance(why, str) and why for why in {**ew.NOT_ON_CUDA, **ew.COMPLEX_NOT_ON_CUDA}.values())
-    assert set(ew.COMPLEX_NOT_ON_CUDA) <= {op for op, spec in {**UNARY_OPS, **BINARY_OPS}.items()
-                                          if "complex64" in spec.dtypes}
+def test_every_cpu_op_and_dtype_compiles_for_cuda_or_is_refused_with_its_reason():
+    # every CPU primitive has a CUDA binding or a reason; every (op, dtype) of the table a
+    # device function (none is refused now: a refusal here is a regression, and its reason
+    # says which primitive or override made it)
+    assert set(S.PRIMITIVES) == set(cs.PRIMITIVES) | set(cs.MISSING) and not set(cs.PRIMITIVES) & set(cs.MISSING)
+    assert all(isinstance(why, str) and why for why in cs.MISSING.values())
+    assert cs.refusals() == {}
+    for name, e in OPS.items():
+        for d in e.dtypes:
+            assert callable(cs.device(e, d)), (name, d)
 
 
 def _values(op: str, dtype: np.dtype, n: int, rng) -> np.ndarray:
@@ -81,8 +87,10 @@ def _bits(a: np.ndarray) -> np.ndarray:
 def _check(got: sd.Tensor, want: np.ndarray, op: str):
     assert got.device == "cuda:0"
     g = got.numpy()
-    # a complex product's rounding depends on how its parts are summed (an FMA, or not)
-    if (op in _APPROX and g.dtype.kind in "fcV") or (g.dtype.kind == "c" and op in ("mul", "sqr")):
+    # a complex product's rounding depends on how its parts are summed (an FMA, or not);
+    # sign's z / |z| divides a complex by a real, which numba does as a complex quotient and
+    # the simulator's numpy scalars part by part, an ulp apart
+    if (op in _APPROX and g.dtype.kind in "fcV") or (g.dtype.kind == "c" and op in ("mul", "sqr", "sign")):
         tol = {2: 2e-2, 4: 2e-6, 8: 1e-13}[g.dtype.itemsize if g.dtype.kind != "c" else g.dtype.itemsize // 2]
         kind = np.complex128 if g.dtype.kind == "c" else np.float64
         np.testing.assert_allclose(g.astype(kind), want.astype(kind), rtol=tol, atol=tol, err_msg=op)
@@ -90,10 +98,10 @@ def _check(got: sd.Tensor, want: np.ndarray, op: str):
         np.testing.assert_array_equal(_bits(g), _bits(want), err_msg=f"{op} on {got.dtype}")
 
 
-def _sweep(table: dict, cpu: dict, arity: int):
+def _sweep(cpu: dict, arity: int):
     rng = np.random.default_rng(17)
     done = 0
-    for op in sorted(table):
+    for op in sorted(cpu):
         for dtype in SWEEP:
             if COMPUTE[dtype] not in cpu[op].dtypes:
                 continue
@@ -106,8 +114,9 @@ def _sweep(table: dict, cpu: dict, arity: int):
             if arity == 2:
                 devs.append(sd.from_numpy(np.ascontiguousarray(hosts[1][:, ::-1])).to_device("cuda")[:, ::-1])
             f = (lambda *t: unary(op, *t)) if arity == 1 else (lambda *t: binary(op, *t))
-            if dtype.kind == "c" and op in ew.COMPLEX_NOT_ON_CUDA:
-                with pytest.raises(sd.DTypeError, match=f"{op}: a complex"):
+            why = cs.refusal(OPS[op], COMPUTE[dtype])
+            if why is not None:
+                with pytest.raises(sd.DTypeError, match=f"{op}: a {DTYPES[dtype]} .* is not computed on CUDA"):
                     f(*devs)
                 continue
             with np.errstate(all="ignore"):
@@ -119,11 +128,11 @@ def _sweep(table: dict, cpu: dict, arity: int):
 
 
 def test_every_unary_op_and_dtype_the_cpu_computes_gives_its_answer():
-    assert _sweep(ew.UNARY, UNARY_OPS, 1) > (120 if config.ENABLE_CUDASIM else 80)
+    assert _sweep(UNARY_OPS, 1) > (120 if config.ENABLE_CUDASIM else 80)
 
 
 def test_every_binary_op_and_dtype_the_cpu_computes_gives_its_answer():
-    assert _sweep(ew.BINARY, BINARY_OPS, 2) > (90 if config.ENABLE_CUDASIM else 60)
+    assert _sweep(BINARY_OPS, 2) > (90 if config.ENABLE_CUDASIM else 60)
 
 
 def test_the_widened_ints_compute_in_32_bits_and_narrow_back_as_on_the_cpu():
@@ -148,10 +157,54 @@ def test_nextafter_steps_the_bits_as_numpy():
         assert np.isnan(got.numpy()[[7, 9]]).all()
 
 
-def test_what_cuda_does_not_compute_is_refused_by_name():
-    z = sd.from_numpy(np.ones(4, np.complex64)).to_device("cuda")
-    with pytest.raises(sd.DTypeError, match="div: a complex64 a is not computed on CUDA .*Smith"):
-        z / z
+def test_complex_quotients_are_smiths_as_the_cpus():
+    # div_complex is NumPy's loop in plain arithmetic: the simulator runs it as the CPU
+    # does (its bits, signed zeros and infinities included); on a GPU, NVVM may contract
+    # a product and a sum into one FMA (cuda.scalar's docstring), so within an ulp
+    a = np.array([1 + 2j, -3.5 + 0j, 0j, 1e300 + 1e300j, np.inf + 1j, 2 - 1j, -0.0 + 5j, 1j], np.complex128)
+    b = np.array([3 - 4j, 0j, 2 + 0j, 1e-300 + 2e-300j, 1 + 1j, 0.0 - 0.0j, 3e200 - 1e-200j, -0.0 + 0j], np.complex128)
+    for dtype in (np.complex64, np.complex128):
+        x, y = sd.from_numpy(a.astype(dtype)).to_device("cuda"), sd.from_numpy(b.astype(dtype)).to_device("cuda")
+        with np.errstate(all="ignore"):
+            got = {"div": (x / y).numpy(), "recip": sd.reciprocal(y).numpy()}
+            # the CPU's recip is 1 / z by that quotient, NumPy's 1 / z (np.reciprocal is a loop
+            # of its own, which differs in the sign of zeros and at 0)
+            want = {"div": a.astype(dtype) / b.astype(dtype), "recip": np.ones(len(b), dtype) / b.astype(dtype)}
+        for op in got:
+            if config.ENABLE_CUDASIM:
+                np.testing.assert_array_equal(_bits(got[op]), _bits(want[op]), err_msg=f"{op} {dtype}")
+            else:
+                np.testing.assert_allclose(got[op], want[op], rtol=1e-5 if dtype == np.complex64 else 1e-13,
+                                           err_msg=f"{op} {dtype}")
+
+
+def _p_cexpm1_user(x):
+    return p_cexpm1(x)  # noqa: F821  (bound below, as kernels.scalar binds its primitives)
+
+
+p_cexpm1 = S.PRIMITIVES["cexpm1"]
+
+
+def test_what_cuda_does_not_compute_is_refused_by_name(monkeypatch):
+    z = sd.from_numpy(np.full(4, 0.5 + 0.25j, np.complex64)).to_device("cuda")
+    # an entry's own not_on["cuda"]: refused for the dtypes it names, by name and reason
+    monkeypatch.setitem(OPS["expm1"].not_on, "cuda", {"c": "a reason of the entry's own"})
+    with pytest.raises(sd.DTypeError, match=r"expm1: a complex64 src is not computed on CUDA \(a reason of the entry"):
+        sd.expm1(z)
+    x = sd.from_numpy(np.full(4, 0.5, np.float32)).to_device("cuda")
+    assert np.allclose(sd.expm1(x).numpy(), np.expm1(np.float32(0.5)))  # its other dtypes run
+    monkeypatch.setitem(OPS["expm1"].not_on, "cuda", {"": "nowhere"})
+    with pytest.raises(sd.StridedError, match=r"expm1: not on CUDA yet \(nowhere\); t.cpu\(\) moves"):
+        sd.expm1(x)
+    # a primitive CUDA lacks refuses every definition that reads it, with the table's reason
+    monkeypatch.delitem(cs.PRIMITIVES, "cexpm1")
+    monkeypatch.setitem(cs.MISSING, "cexpm1", "no such function here")
+    scratch = Entry("scratch_cexpm1", 1, {"": _p_cexpm1_user}, frozenset({"complex64"}), "same")
+    assert cs.refusal(scratch, "complex64") == "no such function here"
+    with pytest.raises(sd.DTypeError, match=r"scratch_cexpm1: complex64 is not computed on CUDA \(no such function"):
+        cs.device(scratch, "complex64")
+    unbound = Entry("scratch_unbound", 1, {"": "no_such_primitive"}, frozenset({"float32"}), "same")
+    assert "no CUDA binding for the primitive 'no_such_primitive'" in cs.refusal(unbound, "float32")
     out = sd.from_numpy(np.zeros(4, np.int16)).to_device("cuda")
     with pytest.raises(sd.DTypeError, match="add: src|add: a has dtype int16"):
         ew.binary("add", out.storage.data, out.layout, out.storage.data, out.layout, out.storage.data, out.layout)
