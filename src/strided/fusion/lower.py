@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import dtype as dt
 from ..kernels.common import LIGHT_OP_FACTOR, PARALLEL_MIN, check_in_buffer
-from ..kernels.elementwise import bind_kernels, output_layout, plan
+from ..kernels.elementwise import BCAST, DENSE, PATH_NAMES, bind_kernels, output_layout, plan
 from ..kernels.loops import kernel_set
 from ..kernels.optable import OPS
 from ..layout import Layout
@@ -467,7 +467,6 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
 def _compile(e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Kernel:
     """The kernel that materialises lazy value ``e`` (node ``n``), generated or found."""
     src, text, heavy = expression_source(e.tree, len(e.uses))
-    kernels = kernel_set(len(e.uses), src, f"fused{len(e.uses)}")
     lays = [lay for _, lay in e.uses]
     for k_, (slot, lay) in enumerate(e.uses):  # before any kernel reads them, as every family checks
         check_in_buffer("fuse", f"x{k_} (%{slot})", done[slot]._storage.data, lay)
@@ -475,6 +474,12 @@ def _compile(e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Ke
     k = Kernel()
     k.uses = tuple(e.uses)
     k.out_layout = Layout.contiguous(e.shape) if row_major or not lays else output_layout(e.shape, *lays)
+    p = plan(k.out_layout, *lays) if lays and k.out_layout.numel else None
+    # BCAST runs hoist the inputs they read at stride 0: which ones is the plan's to say
+    zeros = tuple(s[-1] == 0 for s in p.strides[1:]) if p is not None and p.path == BCAST else None
+    # a fused kernel serves the layouts it was lowered for: only their path is written out
+    fast = (p.path,) if p is not None and p.path in (DENSE, BCAST) else ()
+    kernels = kernel_set(len(e.uses), src, f"fused{len(e.uses)}", zeros=zeros, paths=fast)
     k.out_dtype, k.store = n.dtype, store
     k.dtypes = (np.dtype(store.np), *[done[slot]._storage.data.dtype for slot, _ in e.uses])
     k.source, k.text, k.module = src, text, next(iter(kernels.values())).py_func.__module__
@@ -490,7 +495,7 @@ def _compile(e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Ke
         raise Unfusable("fuse: a layout that reaches before its buffer's start")
     k.run, k.reach = bound
     k.checks = tuple((slot, r, d) for (slot, _), r, d in zip(e.uses, k.reach[1:], k.dtypes[1:]))
-    k.path = ("dense", "bcast", "general", "tiled")[plan(k.out_layout, *lays).path] if lays else "dense"
+    k.path = PATH_NAMES[p.path] if p is not None else "dense"
 
     def first(env):
         """The first call compiles the kernel; bound again after it, a kept call goes straight

@@ -99,7 +99,7 @@ def _indent(lines, n):
     return "\n".join(" " * n + line for line in lines)
 
 
-def _runs(n: int, load_, store_) -> str:
+def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
     xs = [f"x{i}" for i in range(n)]
     b = [f"b{i}" for i in range(n)]
     p = [f"p{i}" for i in range(n)]
@@ -108,12 +108,14 @@ def _runs(n: int, load_, store_) -> str:
     dense += ["for k in range(m):",
               f"    ov[k] = {store_('ov', call([load_(f'v{i}[k]') for i in range(n)]))}"]
     bcast = []
-    if n <= BCAST_MAX:
-        # one branch per nonempty set of stride-0 inputs, the set of all of them first
-        sets = [c for r in range(n, 0, -1) for c in combinations(range(n), r)]
+    if zeros is not None or n <= BCAST_MAX:
+        # one branch per nonempty set of stride-0 inputs, the set of all of them first; or
+        # the one set a caller knows (``zeros``), for any number of inputs
+        sets = [tuple(i for i in range(n) if zeros[i])] if zeros is not None else \
+            [c for r in range(n, 0, -1) for c in combinations(range(n), r)]
         for j, zero in enumerate(sets):
-            cond = " and ".join(f"s{i} == 0" for i in zero)
-            head = "if" if j == 0 else ("elif" if j < len(sets) - 1 else "else")
+            cond = " and ".join(f"s{i} == 0" for i in zero) or "True"
+            head = "if" if j == 0 or zeros is not None else ("elif" if j < len(sets) - 1 else "else")
             bcast.append(f"{head} {cond}:" if head != "else" else "else:")
             body = []
             for i in range(n):
@@ -126,10 +128,15 @@ def _runs(n: int, load_, store_) -> str:
             bcast += ["    " + line for line in body]
     general = ["for k in range(m):",
                f"    out[po + k * so] = {store_('out', call([load_(f'x{i}[p{i} + k * s{i}]') for i in range(n)]))}"]
-    paths = ["if path == 0:", "    ov = out[po : po + m]", *["    " + x for x in dense]]
-    if bcast:
-        paths += ["elif path == 1:", "    ov = out[po : po + m]", *["    " + x for x in bcast]]
-    paths += ["else:", *["    " + x for x in general]]
+    if zeros is not None:  # any other set of stride-0 inputs takes the general loop
+        bcast += ["else:", *["    " + line for line in general]]
+    written = []  # the fast paths asked for; the general loop is right for any run, so it closes
+    if 0 in paths:
+        written += ["if path == 0:", "    ov = out[po : po + m]", *["    " + x for x in dense]]
+    if bcast and 1 in paths:
+        written += [f"{'elif' if written else 'if'} path == 1:", "    ov = out[po : po + m]",
+                    *["    " + x for x in bcast]]
+    paths = written + (["else:", *["    " + x for x in general]] if written else general)
     offs = ", ".join(f"offs[{i}]" for i in range(n + 1))
     body = [
         "nd = shape.shape[0]",
@@ -230,14 +237,20 @@ from strided.kernels.walk import carry, seek
 """
 
 
-def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute") -> dict:
+def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros: tuple | None = None,
+               paths: tuple = (0, 1)) -> dict:
     """The four kernels ``{(tiled, parallel): dispatcher}`` of an expression of ``n`` inputs.
 
     ``expr_source`` defines ``expr(a0, ..., a<n-1>)`` (compiled as a jitable helper) and
     imports what it calls: the source is the kernel's whole identity (``codegen.load``);
-    ``tag`` names the generated module."""
+    ``tag`` names the generated module.  ``zeros``: which inputs a caller's BCAST runs read
+    at stride 0 (the plan says), so that a kernel of any arity hoists them out of its runs;
+    without it, every set is written out up to ``BCAST_MAX`` inputs.  ``paths``: the fast
+    paths (DENSE 0, BCAST 1) the runs are written with, the general loop serving the rest: a
+    kernel generated for one plan compiles the one path it takes (compile time grows with
+    each copy of the expression)."""
     load_, store_ = _MODES[mode]
     xs = ", ".join(f"x{i}" for i in range(n))
-    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n" + _runs(n, load_, store_)
+    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n" + _runs(n, load_, store_, zeros, paths)
               + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
     return load(source, tag).KERNELS
