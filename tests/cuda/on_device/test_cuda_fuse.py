@@ -25,6 +25,8 @@ import strided as sd
 from strided.fusion import Unfusable
 from strided.kernels.optable import OPS
 
+from strategies import CHAIN_STEPS, chain_program
+
 SIMULATED = bool(config.ENABLE_CUDASIM)
 BF16 = np.dtype(sd.bf16.np)
 
@@ -52,7 +54,7 @@ def _same(got, want):
     """Equal dtype, shape and bits (a NaN's payload only in the simulator)."""
     assert got.shape == want.shape and got.dtype is want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
     g, w = _host(got), _host(want)
-    if not SIMULATED and g.dtype.kind == "f" or g.dtype == BF16:
+    if not SIMULATED and (g.dtype.kind == "f" or g.dtype == BF16):
         nan = np.isnan(g.astype(np.float64))
         assert (nan == np.isnan(w.astype(np.float64))).all()
         g, w = np.where(nan, 0, g).astype(g.dtype), np.where(nan, 0, w).astype(w.dtype)
@@ -119,9 +121,7 @@ def test_a_chain_per_dtype_is_the_cpus_bits_and_eagers(name):
 
 # -- drawn chains, libm functions included -----------------------------------------------------
 
-UNARY = ["exp", "neg", "abs", "sqr", "tanh", "relu", "sigmoid", "log1p"]
 LIBM = {"exp", "tanh", "sigmoid", "log1p"}
-BINARY = ["add", "sub", "mul", "div", "maximum", "lt"]
 VIEWS = ["plain", "t", "flip", "slice", "bcast"]
 
 
@@ -135,7 +135,7 @@ def _draw(seed):
         view = VIEWS[int(rng.integers(0, len(VIEWS)))]
         base = {"t": shape[::-1], "slice": (2 * shape[0], *shape[1:]), "bcast": (1, *shape[1:])}.get(view, shape)
         ins.append((view, _values(rng, dtype, base)))
-    steps = [(UNARY + BINARY + ["scalar", "cast", "where"])[int(rng.integers(0, 17))] for _ in range(rng.integers(1, 6))]
+    steps = [CHAIN_STEPS[int(rng.integers(0, len(CHAIN_STEPS)))] for _ in range(rng.integers(1, 6))]
     picks = [int(r) for r in rng.integers(0, 10 ** 6, len(steps))]
     return shape, ins, list(zip(steps, picks))
 
@@ -152,31 +152,10 @@ def _view(t, view, shape):
     return t
 
 
-def _program(steps):
-    def fn(*xs):
-        vals = list(xs)
-        for op, r in steps:
-            x, y = vals[r % len(vals)], vals[(r // 7) % len(vals)]
-            if op in UNARY:
-                v = getattr(x, op)()
-            elif op == "scalar":
-                v = [x * 0.5, 2.0 - x, x / 3][r % 3]
-            elif op == "cast":
-                v = x.to_dtype([sd.f64, sd.f32, sd.f16, sd.bf16][r % 4])
-            elif op == "where":
-                v = sd.where(x > 0, x, y)
-            else:
-                v = getattr(x, op)(y) if op != "lt" else (x < y)
-            vals.append(v)
-        return vals[-1]
-
-    return fn
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_drawn_chains_over_drawn_views(seed):
     shape, ins, steps = _draw(seed)
-    fn = _program(steps)
+    fn = chain_program(steps)
     f = sd.fuse(fn, strict=True)
     on = {d: [_view(_on(h, d), v, shape) for v, h in ins] for d in ("cpu", "cuda")}
     with np.errstate(all="ignore"):
