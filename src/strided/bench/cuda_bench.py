@@ -232,7 +232,6 @@ def speed(print_row) -> None:
             theirs = flops / _time(lambda: tx @ ty, tsync, reps=3)
             cells += [f"{theirs / 1e12:.1f}", f"{ours / theirs:.2f}"]
         print_row(tuple(cells))
-    del x, y, p, q, tx, ty
     _fused_rows(print_row, torch, tt, sync, tsync, device)
 
 
