@@ -204,3 +204,38 @@ def destinations(draw, shape):
         off = draw(st.integers(0, 3))
         return Layout.contiguous(shape, off), off + prod(shape) + draw(st.integers(0, 2))
     return draw(dst_layouts(shape))
+
+
+# -- chains of ops for strided.fuse's tests (test_fuse.py, cuda/on_device/test_cuda_fuse.py) ------
+
+CHAIN_UNARY = ["exp", "neg", "abs", "sqr", "tanh", "relu", "sigmoid", "log1p"]
+CHAIN_BINARY = ["add", "sub", "mul", "div", "maximum", "lt"]
+CHAIN_STEPS = CHAIN_UNARY + CHAIN_BINARY + ["scalar", "view", "cast", "where"]
+
+
+def chain_program(steps):
+    """A function of tensors applying ``steps`` ((op, r) pairs, op from ``CHAIN_STEPS``; r picks
+    the operands among the values so far and the variant) and returning the last value."""
+    import strided as sd
+
+    def fn(*xs):
+        vals = list(xs)
+        for op, r in steps:
+            x = vals[r % len(vals)]
+            y = vals[(r // 7) % len(vals)]
+            if op in CHAIN_UNARY:
+                v = getattr(x, op)()
+            elif op == "scalar":
+                v = [x * 0.5, 2.0 - x, x / 3][r % 3]
+            elif op == "view":
+                v = x.flip(0) if x.ndim else x
+            elif op == "cast":
+                v = x.to_dtype([sd.f64, sd.f32, sd.f16, sd.bf16][r % 4])
+            elif op == "where":
+                v = sd.where(x > 0, x, y)
+            else:
+                v = getattr(x, op)(y) if op != "lt" else (x < y)
+            vals.append(v)
+        return vals[-1]
+
+    return fn

@@ -377,7 +377,8 @@ def test_rules_allow_what_is_allowed(mod, stmt, rule, tmp_path):
     assert rule(_imports_of(mod, p)) == []
 
 
-CLI_LAYER = ("strided.cli", "strided.tour", "strided.bench", "strided.show", "strided.check", "strided.__main__")
+CLI_LAYER = ("strided.cli", "strided.tour", "strided.bench", "strided.show", "strided.check", "strided.stubs",
+             "strided.__main__")
 
 
 def test_only_the_command_line_layer_imports_it_or_the_package_root():

@@ -117,6 +117,35 @@ from strided.cuda import matmul as cmm
 for d in (F32, F64, F16, BF16, np.dtype(np.int64), np.dtype(np.uint8), np.dtype(bool)):
     a = arr(d)
     ptx(cmm.gemm_kernel(d), i64, i64, i64, i64, i64, a, i64, i64, i64, a, i64, i64, i64, a, i64, i64, i64, i64)
+# strided.fuse's kernels (cuda.elementwise.fused_kernel), their sources from zero-size CPU calls
+# (which compile nothing): a mul feeding an add is kept from an FMA (cuda.scalar.keep's add.rn
+# between the ops), and the half, bool, integer and complex forms compile
+import strided as sd
+from strided.kernels import elementwise as kew
+made = []
+cpu_kernel = kew.expression_kernel
+def spy(source, out_layout, layouts, dtypes):
+    made.append((source, dtypes))
+    return cpu_kernel(source, out_layout, layouts, dtypes)
+kew.expression_kernel = spy
+for fn, dts in [(lambda a, b, c: (a * b.t() + c).relu(), [np.float32] * 3),
+                (lambda a, b, c: (a * b.t() + c).relu(), [np.float64] * 3),
+                (lambda x: 0.5 * x * (1.0 + (0.7978845608028654 * (x + 0.044715 * x * x * x)).tanh()), [F16]),
+                (lambda x, y: sd.where(x > y, x * y, (x - y).to_dtype(sd.f32)), [BF16] * 2),
+                (lambda x, y: (x * y + x) ^ (x > y), [np.int32] * 2),
+                (lambda x, y: (x & y) | ~x, [np.bool_] * 2),
+                (lambda x, y: x * y + x, [np.complex64] * 2)]:
+    sd.fuse(fn, strict=True)(*[sd.from_numpy(np.zeros((0, 0), d)) for d in dts])
+kew.expression_kernel = cpu_kernel
+for source, dtypes in made:
+    k, _ = ew.fused_kernel(source, dtypes)
+    m = len(dtypes)
+    code, _ = cuda.compile_ptx(k.py_func, (*[arr(d) for d in dtypes], tup(2), nt.UniTuple(tup(2), m), tup(m), i64),
+                               cc=(9, 0))
+    assert ".visible .entry" in code, code[:200]
+    count += 1
+    if source.text == "relu(add(mul(x0, x1), x2))" and dtypes[0] == F32:
+        assert "fma" not in code and code.count("add.rn.f32") == 3, code
 print("PTX", count)
 '''
 
@@ -138,5 +167,6 @@ def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     # ELEMENTWISE_DTYPES the CPU's table gives it (complex64's div, recip, sign, pow, expm1, log1p and log2
     # too, since the op table's definitions compile for the device), and 2 mixed ones; reductions: 5 accumulators x (4 ops x 3
     # kernels + 2 arg ops) and 2 half sources x (4 x 2 + 2); where and the gather: 4 widths each; gemm_kernel on
-    # 7 dtypes.  A new kernel or op changes the count: say what it adds above.
-    assert out.stdout.strip() == "PTX 491", out.stdout
+    # 7 dtypes; strided.fuse's kernel for 7 expressions.  A new kernel or op changes the count: say what it adds
+    # above.
+    assert out.stdout.strip() == "PTX 498", out.stdout

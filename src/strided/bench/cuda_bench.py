@@ -10,6 +10,10 @@
    at 8192^3 in f32 and bf16 (f32 accumulation), side by side with PyTorch's CUDA build
    in the same process when it is installed (its columns are left out when not; bf16
    reaches it by DLPack, which has a bf16 code where the array interface has none).
+   Then ``strided.fuse`` on the device: the chains of ``bench --fused`` (relu(a*b + c),
+   a*b.t() + bias, tanh-GELU, softmax along the last dim) at 2048^2 to 16384^2 f32, in
+   milliseconds: the eager chain, the fused function, PyTorch eager and ``torch.compile``
+   (where it works on the machine).  Part 1 checks the same fused chains against NumPy.
 
 ``--sizes small`` runs part 1 on a few tiny layouts: numba-cuda's simulator can run it
 (tests/cuda/on_device/test_cuda_bench.py does), the speed part needs a GPU.
@@ -23,7 +27,17 @@ import numpy as np
 
 import strided as sd
 
-__all__ = ["main", "correctness", "speed"]
+from .fused_bench import bias_t, gelu, relu_fma, softmax
+
+__all__ = ["main", "correctness", "speed", "FUSED"]
+
+# The fused chains on the device (bench --fused's functions, which PyTorch's tensors run too):
+# name -> (function, the shapes of its operands for a side n).
+_CHAINS = {"relu(a*b + c)": (relu_fma, lambda n: ((n, n), (n, n), (n, n))),
+           "a*b.t() + bias": (bias_t, lambda n: ((n, n), (n, n), (n,))),
+           "tanh-GELU": (gelu, lambda n: ((n, n),)),
+           "softmax(-1)": (softmax, lambda n: ((n, n),))}
+FUSED = {name: sd.fuse(fn, strict=True) for name, (fn, _) in _CHAINS.items()}  # strict: a fallback fails a check
 
 _BF16 = np.dtype(sd.bf16.np)
 _HALVES = (np.dtype(np.float16), _BF16)
@@ -117,6 +131,17 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
         idx = rng.integers(-h.shape[d], h.shape[d], 4)
         check(f"index_select{d}", lambda: t.index_select(idx.tolist(), d), lambda: np.take(h, idx, axis=d), 0)
         check(f"cat{d}", lambda: sd.cat([t, t.flip(d)], d), lambda: np.concatenate([h, np.flip(h, d)], d), 0)
+        if h.dtype.kind == "f":  # the fused chains: one kernel each (softmax two, around its reductions)
+            tol = max(rtol, 1e-5)
+            check("fused relu(a*b + c)", lambda: FUSED["relu(a*b + c)"](t, t.flip(-1), t),
+                  lambda: np.maximum(h * np.flip(h, -1) + h, 0), rtol)
+            check("fused tanh-GELU", lambda: FUSED["tanh-GELU"](t),
+                  lambda: 0.5 * h * (1.0 + np.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h))), tol)
+            check("fused softmax(-1)", lambda: FUSED["softmax(-1)"](t),
+                  lambda: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(h - h.max(-1, keepdims=True))), tol)
+            if t.ndim == 2:
+                check("fused a*b.t() + bias", lambda: FUSED["a*b.t() + bias"](t, t.t(), t[0]),
+                      lambda: h * h + h[0], rtol)
         if h.dtype.kind == "f" and t.ndim >= 2:
             check("matmul", lambda: t @ t.transpose(-1, -2), lambda: h @ np.swapaxes(h, -1, -2),
                   max(rtol, 1e-4 if dtype == np.float32 else 1e-10))
@@ -207,6 +232,39 @@ def speed(print_row) -> None:
             theirs = flops / _time(lambda: tx @ ty, tsync, reps=3)
             cells += [f"{theirs / 1e12:.1f}", f"{ours / theirs:.2f}"]
         print_row(tuple(cells))
+    _fused_rows(print_row, torch, tt, sync, tsync, device)
+
+
+def _fused_rows(print_row, torch, tt, sync, tsync, device, sizes=(2048, 8192, 16384)) -> None:
+    """The fused chains in milliseconds: eager, fused, PyTorch eager and torch.compile."""
+    compiled = {}
+    if torch is not None:
+        for name, (fn, _) in _CHAINS.items():
+            try:
+                compiled[name] = torch.compile(fn)
+            except Exception:  # noqa: BLE001  (no compiler on the machine: no column)
+                pass
+    print_row(("fused chain (ms)", "eager", "fused", "torch" if torch else "", "torch.compile" if compiled else "",
+               "torch/fused" if torch else ""))  # the time ratio: above 1, fused is faster
+    for n in sizes:
+        for name, (fn, shapes) in _CHAINS.items():
+            args = [device(s, np.float32) for s in shapes(n)]
+            fused = FUSED[name]
+            cells = [f"{name} {n}^2 f32", f"{_time(lambda: fn(*args), sync) * 1e3:.3f}"]
+            ours = _time(lambda: fused(*args), sync)
+            cells.append(f"{ours * 1e3:.3f}")
+            if torch is not None:
+                targs = [tt(a) for a in args]
+                theirs = _time(lambda: fn(*targs), tsync)
+                cells.append(f"{theirs * 1e3:.3f}")
+                comp = compiled.get(name)
+                try:
+                    cells.append(f"{_time(lambda: comp(*targs), tsync) * 1e3:.3f}" if comp is not None else "")
+                except Exception:  # noqa: BLE001  (torch.compile failing at its first call: no cell)
+                    compiled.pop(name, None)
+                    cells.append("")
+                cells.append(f"{theirs / ours:.2f}")
+            print_row(tuple(cells))  # the next chain's operands replace these (the closures share the names)
 
 
 def main(sizes: str = "full", json_path: str | None = None) -> int:

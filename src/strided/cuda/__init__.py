@@ -11,7 +11,9 @@ family        entry points                                plan
 ============  ==========================================  ==============================
 copy          ``copy_into``, ``bind``, ``ManyCopy``       ``kernels.copy.plan_copy``
 elementwise   ``unary``, ``binary``, ``where`` (general   ``NdIter``'s merged dims, as
-              path), ``output_layout``, ``bind``          the CPU's planner merges them
+              path), ``output_layout``, ``bind``,         the CPU's planner merges them
+              ``expression_kernel`` and ``refusal``
+              (``strided.fuse``'s groups)
 reduce        ``reduce``, ``arg_reduce``, ``bind``        ``kernels.reduce.plan``
 index         ``index_select``                            (one path)
 matmul        ``matmul`` (cuBLAS; the simulator's stand-  ``kernels.matmul.plan``, then

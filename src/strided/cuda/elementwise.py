@@ -16,6 +16,16 @@ included), less what ``cuda.scalar.refusal`` names with its reason, which is ref
 name.  int16 and uint16 are widened by the op layer, as for the CPU.  ``where`` walks
 four operands the same way, moving bits.  A scalar operand arrives as a 1-element host
 array (``ops.elementwise`` builds it) and travels to the device with the launch.
+
+Fused expressions (``strided.fuse``: ``expression_kernel``, with ``refusal``, the family's
+entry points for ``fusion.lower``).  A group's expression (``fusion.lower.Source``, the
+source the CPU compiles) becomes a device function whose op calls are ``cuda.scalar.kept``
+(the entry's device function, its result kept from FMA contraction with the next op) and
+whose half conversions are ``cuda.half``'s; one generated grid-stride kernel per
+expression and buffer dtypes calls it per element, one thread per output element, with
+the odometer over ``NdIter``'s merged dims of the output and every use (the output is
+dense in eager's order, so consecutive threads write consecutive elements), loading and
+storing through ``cuda.half``.  ``refusal`` is ``cuda.scalar.refusal``'s, by op name.
 """
 
 from __future__ import annotations
@@ -24,9 +34,9 @@ import numpy as np
 from numba import cuda
 
 from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout
+from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, reach
 from ..kernels.copy import check_dst_layout
-from ..kernels.elementwise import BINARY_OPS, UNARY_OPS
+from ..kernels.elementwise import BINARY_OPS, UNARY_OPS, ExpressionKernel
 from ..kernels.elementwise import output_layout  # noqa: F401  (the family's entry point, shared with the CPU)
 from ..kernels.optable import OPS
 from ..layout.iterate import NdIter
@@ -34,7 +44,8 @@ from ..layout.layout import Layout
 from . import half, launch, scalar
 from .device import is_device_array, kernel_view
 
-__all__ = ["unary", "binary", "where", "bind", "output_layout", "DTYPES_COMPUTED", "unary_kernel", "binary_kernel"]
+__all__ = ["unary", "binary", "where", "bind", "output_layout", "DTYPES_COMPUTED", "unary_kernel", "binary_kernel",
+           "expression_kernel", "refusal", "fused_kernel"]
 
 # The dtypes these kernels compute on: every dtype a CPU kernel computes on (int16 and
 # uint16 are widened before they come here).
@@ -192,3 +203,78 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
 def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     """None: every CUDA call takes the checked entry point (no kept decisions yet)."""
     return None
+
+
+# -- fused expressions (strided.fuse) -------------------------------------------------------------
+
+def refusal(op: str, comp: str) -> str | None:
+    """Why op-table ``op`` on operands computed in ``comp`` is not computed on CUDA, or None."""
+    return scalar.refusal(OPS[op], comp)
+
+
+_FUSED: dict = {}  # (expression body, its ops, buffer dtypes) -> (kernel, module name)
+
+
+def _fused_source(in_dtypes, out_dtype) -> str:
+    """The grid-stride kernel around ``expr``: the odometer over the merged dims (``st`` one
+    row of strides per buffer, the output first), each use loaded and the result stored
+    through ``cuda.half``."""
+    n = len(in_dtypes)
+    xs = "".join(f"x{i}, " for i in range(n))
+    lines = [f"def kernel(out, {xs}shape, st, offs, n):",
+             "    for e in range(cuda.grid(1), n, cuda.gridsize(1)):",
+             "        r = e"]
+    lines += [f"        p{i} = offs[{i}]" for i in range(n + 1)]
+    lines += ["        for k in range(len(shape) - 1, -1, -1):",
+              "            q = r % shape[k]",
+              "            r //= shape[k]"]
+    lines += [f"            p{i} += q * st[{i}][k]" for i in range(n + 1)]
+    args = ", ".join(half.load(d, f"x{i}[p{i + 1}]") for i, d in enumerate(in_dtypes))
+    lines.append(f"        out[p0] = {half.store(out_dtype, f'expr({args})')}")
+    return "\n".join(lines) + "\n"
+
+
+def fused_kernel(source, dtypes: tuple):
+    """(kernel, name) of a fused expression (``fusion.lower.Source``) on buffers of ``dtypes``
+    (numpy dtypes, the output first), made once: ``expr`` a device function over
+    ``cuda.scalar.kept`` and ``cuda.half.NAMED``, the kernel ``_fused_source``'s."""
+    dtypes = tuple(np.dtype(d) for d in dtypes)
+    key = (source.body, source.ops, dtypes)
+    got = _FUSED.get(key)
+    if got is None:
+        scope = {"np": np, **half.NAMED, **{f: scalar.kept(OPS[op], comp) for f, op, comp in source.ops}}
+        exec(source.body, scope)  # noqa: S102  (fusion.lower's source of the expression)
+        kscope = {"cuda": cuda, "np": np, "expr": cuda.jit(device=True)(scope["expr"]), **half.SCOPE}
+        exec(_fused_source(dtypes[1:], dtypes[0]), kscope)  # noqa: S102  (our own template)
+        name = f"cuda_fused{source.nuses}_{len(_FUSED)}"
+        got = _FUSED[key] = (cuda.jit(kscope["kernel"]), name)
+    return got
+
+
+def expression_kernel(source, out_layout: Layout, layouts: tuple, dtypes: tuple) -> ExpressionKernel | None:
+    """The kernel writing ``expr`` of ``source`` through ``out_layout`` from device buffers
+    read through ``layouts`` (``dtypes``: numpy dtypes of the buffers, the output first),
+    bound to those layouts; None where a layout reaches below its buffer's start (the
+    fusion's entry point; see the module docstring)."""
+    ends = []
+    for lay in (out_layout, *layouts):
+        lo, hi = reach(lay)
+        if lo < 0:
+            return None
+        ends.append(hi)
+    kernel, name = fused_kernel(source, dtypes)
+    k = ExpressionKernel()
+    k.module, k.reach, k.settle = name, tuple(ends), None
+    n = out_layout.numel
+    if not n:
+        k.run, k.path = None, "-"
+        return k
+    shape, st, offs = _walk(out_layout, layouts)
+    k.path = f"grid-stride over {len(shape)} merged dim{'s' * (len(shape) != 1)}"
+    launch_ = kernel[launch.grid(n)]
+
+    def run(out, *bufs):
+        launch_(kernel_view(out), *[kernel_view(b) for b in bufs], shape, st, offs, n)
+
+    k.run = run
+    return k

@@ -17,13 +17,15 @@ from ..kernels.common import BF16, F16
 from ..kernels.half import PORTABLE
 from .scalar import device_function
 
-__all__ = ["DEVICE", "SCOPE", "load", "store", "convert"]
+__all__ = ["DEVICE", "NAMED", "SCOPE", "load", "store", "convert"]
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 # Each conversion compiled for the device, the portable forms it calls bound to their device
 # forms (its own globals name the CPU's registrations, which numba-cuda cannot call).
 DEVICE = {name: device_function(fn) for name, fn in PORTABLE.items()}
+# Each by the name of the CPU's portable form, as a fused expression's source calls it (``strided.fuse``).
+NAMED = {fn.__name__: DEVICE[k] for k, fn in PORTABLE.items()}
 # Names the kernel templates may use: each conversion as ``h_<name>``, and numpy for the casts.
 SCOPE = {f"h_{k}": v for k, v in DEVICE.items()} | {"np": np}
 _TAG = {F16: "f16", BF16: "bf16"}

@@ -33,6 +33,14 @@ contracts a * b + c into an FMA by default (numba-cuda has no switch for it shor
 then differ from the CPU's in the last bit.  The primitives are libdevice's (through
 numba-cuda's ``math``, ``cmath`` and NumPy ufunc support), not the CPU's libm: within
 an ulp or so of it.
+
+Kept values.  Eager ops store each result, so no FMA spans two of them; a fused
+expression (``strided.fuse``) calls each op through ``kept(entry, dtype)``, whose result
+goes through ``keep``: on a GPU a float (a complex by parts) added to -0.0 by an inline
+``add.rn`` (x + -0.0 is x for every x but a NaN's payload).  NVVM cannot see into the asm,
+and ptxas never contracts an instruction with an explicit rounding mode (a plain ``mov``
+would not do: ptxas forwards it and forms the FFMA), so the fused kernel rounds where eager
+does and gives eager's bits; the simulator's ``keep`` is the identity.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ from ..kernels import optable
 from ..kernels import scalar as S
 from .launch import SIMULATED
 
-__all__ = ["device", "device_function", "refusal", "refusals", "PRIMITIVES", "MISSING"]
+__all__ = ["device", "device_function", "refusal", "refusals", "kept", "keep", "PRIMITIVES", "MISSING"]
 
 
 # -- CUDA's primitives -----------------------------------------------------------------------
@@ -279,3 +287,56 @@ def device(entry, dtype):
     if why is not None:
         raise DTypeError(f"{entry.name}: {np.dtype(dtype).name} is not computed on CUDA ({why})")
     return fn
+
+
+# -- kept values (fused expressions) -----------------------------------------------------------
+def _keep_intrinsic():
+    """``keep`` for the device: floats through an ``add.rn`` of -0.0 in inline PTX (complex
+    values part by part), other values as they are."""
+    from llvmlite import ir
+    from numba.cuda import types as ct
+    from numba.cuda.extending import intrinsic
+
+    def rounded(builder, value, bits: int):
+        ty, code, reg = (ir.FloatType(), "add.rn.f32 $0, $1, 0f80000000;", "f") if bits == 32 else \
+            (ir.DoubleType(), "add.rn.f64 $0, $1, 0d8000000000000000;", "d")
+        return builder.call(ir.InlineAsm(ir.FunctionType(ty, [ty]), code, f"={reg},{reg}"), [value])
+
+    @intrinsic
+    def keep(typingctx, x):
+        def codegen(context, builder, sig, args):
+            if isinstance(x, ct.Float):
+                return rounded(builder, args[0], x.bitwidth)
+            if isinstance(x, ct.Complex):
+                bits = x.underlying_float.bitwidth
+                z = context.make_complex(builder, x, value=args[0])
+                out = context.make_complex(builder, x)
+                out.real, out.imag = rounded(builder, z.real, bits), rounded(builder, z.imag, bits)
+                return out._getvalue()
+            return args[0]
+
+        return x(x), codegen
+
+    return keep
+
+
+def _identity(x):
+    return x
+
+
+keep = _identity if SIMULATED else _keep_intrinsic()
+
+_KEPT: dict = {}  # (op, dtype name) -> the op's device function with its result kept
+
+
+def kept(entry, dtype):
+    """``device(entry, dtype)`` with its result through ``keep``: how a fused expression calls
+    an op (a refused one raises as ``device`` does)."""
+    key = (entry.name, np.dtype(dtype).name)
+    got = _KEPT.get(key)
+    if got is None:
+        args = ", ".join(f"a{i}" for i in range(entry.arity))
+        scope = {"F": device(entry, dtype), "keep": keep}
+        exec(f"def op({args}):\n    return keep(F({args}))\n", scope)  # noqa: S102  (our own two lines)
+        got = _KEPT[key] = cuda.jit(device=True)(scope["op"])
+    return got

@@ -16,9 +16,15 @@ a value that changes between calls).  Tensors met while tracing that are not arg
 (globals, closures) are read at every call, as they are then.
 
 What cannot be fused (Python control flow on tensor values, writes, ops outside the table,
-data-dependent shapes, tensors on a device) runs ``fn`` eagerly with a warning naming it,
-once per function, or raises that ``Unfusable`` (a StridedError) with ``strict=True``.
-Bad input gets the StridedError the eager op gives.
+data-dependent shapes, an op the tensors' backend does not compute) runs ``fn`` eagerly
+with a warning naming it, once per function, or raises that ``Unfusable`` (a StridedError)
+with ``strict=True``.  Bad input gets the StridedError the eager op gives (tensors on two
+devices included: such a call runs eagerly, where the op that mixes them refuses it).
+
+Devices.  A call whose tensors are all on one CUDA device is traced and lowered as on
+the CPU (the same graph, groups and expressions); each group runs as one generated
+numba-cuda kernel (``strided.cuda.elementwise.expression_kernel``), the eager steps as
+the op layer runs them there.
 
 Autograd.  A call whose tensors include tracked ones (Vars, recorded results) records one
 node per output; its backward (``fusion.grad``) applies the op table's gradient rules to

@@ -14,7 +14,7 @@ from .. import caches
 from ..errors import StridedError
 from ..tensor import Op, Tensor
 from .lower import Stale, lower
-from .trace import Unfusable, trace
+from .trace import MixedDevices, Unfusable, trace
 
 __all__ = ["fuse", "Fused", "Unfusable"]
 
@@ -39,14 +39,15 @@ class Fused:
     # -- signatures ---------------------------------------------------------------------------
     @staticmethod
     def _key(args, layouts: bool):
-        """(key, tracked): the arguments' layouts (or shapes) and dtype names and the scalars'
-        types and values; None for arguments that are never kept (arrays, device tensors)."""
+        """(key, tracked): the arguments' layouts (or shapes) and dtype names, a device tensor's
+        device before them, and the scalars' types and values; None for arguments that are
+        never kept (arrays, lists)."""
         key = []
         tracked = False
         for a in args:
             if isinstance(a, Tensor):
-                if a._storage.device != "cpu":
-                    return None, False
+                if a._storage.device != "cpu":  # a str where a CPU tensor's layout would be: no key collides
+                    key.append(a._storage.device)
                 key.append(a.layout if layouts else a.shape)
                 key.append(a.dtype.name)  # a str: hashed and compared in C
                 if a._is_var or a._op is not None:
@@ -83,10 +84,12 @@ class Fused:
                 prog = None
         if prog is None:
             if key is None:
-                return self._eager(args, "arguments that are not CPU tensors or scalars")
+                return self._eager(args, "arguments that are not tensors or scalars")
             try:
                 g = self.graph(*args)
                 prog, env = lower(g, args)
+            except MixedDevices:
+                return self.fn(*args)  # the eager op that mixes the devices says so, as unfused
             except Unfusable as e:
                 return self._eager(args, str(e), e)
             self._programs.put(key, prog)

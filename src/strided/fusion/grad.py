@@ -179,7 +179,7 @@ def _rule(n: Node, v: dict, g):
             return [(a, inv(g, v[a.index], n.params))]
         if not isinstance(g, Tensor):
             raise Unfusable(f"fuse: the gradient of a {n.op} view (a write into zeros)")
-        gz = zeros(a.shape, g.dtype, device="cpu")  # any other view: g written through it into zeros
+        gz = zeros(a.shape, g.dtype, device=g.device)  # any other view: g written through it into zeros
         view = gz[n.params[0]] if n.op == "getitem" else getattr(gz, n.op)(*n.params)
         view.copy_(g)
         return [(a, gz)]

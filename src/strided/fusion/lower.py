@@ -20,23 +20,33 @@ in f32, rounded to the half wherever eager stores a half; int16 and uint16 in 32
 wrapped where eager narrows them), every op computes in the dtype eager's op computes in,
 and casts are the copy kernels' conversions, so results are eager's bit for bit: no
 reassociation and no FMA contraction (numba's default).
+
+Backends.  This module writes each group's expression once, as backend-neutral source
+(``Source``: ``def expr(a0, ...)`` calling the op table's functions by name and
+``kernels.half``'s portable conversions), and asks the tensors' backend
+(``backend.BACKENDS[device]``) for the kernel: its elementwise family's
+``expression_kernel(source, out_layout, layouts, dtypes)`` compiles it over those layouts
+(the CPU's loops of ``kernels.loops``; CUDA's grid-stride kernel) and ``refusal(op,
+comp)`` says which ops it cannot compute, before anything runs.  Eager steps are the op
+layer's, on any device.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+import functools
+
 from .. import dtype as dt
-from ..kernels.common import LIGHT_OP_FACTOR, PARALLEL_MIN, check_in_buffer
-from ..kernels.elementwise import BCAST, DENSE, PATH_NAMES, bind_kernels, output_layout, plan
-from ..kernels.loops import kernel_set
+from ..backend import BACKENDS, alloc_on
+from ..kernels.common import check_in_buffer
 from ..kernels.optable import OPS
 from ..layout import Layout
 from ..storage import alloc
 from ..tensor import Tensor, fresh
 from .trace import Graph, Node, Unfusable, apply_view
 
-__all__ = ["lower", "Program", "Stale"]
+__all__ = ["lower", "Program", "Stale", "Source", "expression_source"]
 
 
 class Stale(Exception):
@@ -136,16 +146,22 @@ def _convert(src, dst, v: str) -> str:
     return f"{_np(dst)}({v})"
 
 
-_HEAD = """import numpy as np
+class Source:
+    """A group's expression as every backend takes it (``expression_kernel``): ``body``, the
+    source of ``def expr(a0, ..., a<nuses-1>)`` over the uses' values as kernels hold them
+    (f16/bf16 as f32), which calls ``np``, each op-table function by its name in ``ops``
+    ((name, op, compute dtype name), in order of first use) and ``kernels.half``'s portable
+    conversions by their names; ``text``, a readable form; ``heavy``, whether its work per
+    element is libm-sized."""
 
-from strided.kernels.half import (bf16_bits_as_f16_bits, bf16_bits_as_f32, f16_bits_as_f32, f32_as_bf16_bits,
-                                  f32_as_f16_bits, f64_as_f16_bits)
-from strided.kernels.optable import OPS
-"""
+    __slots__ = ("body", "ops", "nuses", "text", "heavy")
+
+    def __init__(self, body, ops, nuses, text, heavy):
+        self.body, self.ops, self.nuses, self.text, self.heavy = body, ops, nuses, text, heavy
 
 
-def expression_source(tree, nuses: int) -> tuple[str, str, bool]:
-    """(source of ``expr(a0, ...)`` with its imports, a readable form, whether it is heavy)."""
+def expression_source(tree, nuses: int) -> Source:
+    """The ``Source`` of an expression tree over ``nuses`` uses."""
     lines, names, shown, ops = [], {}, {}, {}
     count = [False, 0]
 
@@ -184,10 +200,10 @@ def expression_source(tree, nuses: int) -> tuple[str, str, bool]:
         return name, text
 
     result, text = walk(tree)
-    head = _HEAD + "".join(f"{f} = OPS[{op!r}].fn({comp!r})\n" for (op, comp), f in ops.items())
     args = ", ".join(f"a{k}" for k in range(nuses))
-    src = head + f"\n\ndef expr({args}):\n" + "".join(line + "\n" for line in lines) + f"    return {result}\n"
-    return src, text, count[0] or count[1] > 2
+    body = f"def expr({args}):\n" + "".join(line + "\n" for line in lines) + f"    return {result}\n"
+    return Source(body, tuple((f, op, comp) for (op, comp), f in ops.items()), nuses, text,
+                  count[0] or count[1] > 2)
 
 
 # -- the program ----------------------------------------------------------------------------
@@ -197,7 +213,7 @@ class Kernel:
     """A materialisation: the generated kernel, bound once for the layouts it was lowered for."""
 
     __slots__ = ("uses", "out_layout", "out_dtype", "store", "run", "reach", "dtypes", "source", "text", "path",
-                 "module", "first", "checks", "numel")
+                 "module", "first", "checks", "numel", "alloc")
 
     def __call__(self, env):
         bufs = []
@@ -206,7 +222,7 @@ class Kernel:
             if len(b) < r or b.dtype is not d:
                 raise Stale()
             bufs.append(b)
-        store = alloc(self.numel, self.dtypes[0])
+        store = self.alloc(self.numel, self.dtypes[0])
         if self.numel:
             self.run(store.data, *bufs)
         out = fresh(store, self.out_layout, self.store)
@@ -250,7 +266,7 @@ class Program:
         bufs = ", ".join(names[slot] for slot, _, _ in k.checks)
         lines += [f"    store = alloc({k.numel}, DOUT)", f"    run(store.data, {bufs})",
                   "    return fresh(store, LAYOUT, DTYPE)"]
-        scope = {"alloc": alloc, "run": k.run, "fresh": fresh, "Stale": Stale, "DOUT": k.dtypes[0],
+        scope = {"alloc": k.alloc, "run": k.run, "fresh": fresh, "Stale": Stale, "DOUT": k.dtypes[0],
                  "LAYOUT": k.out_layout, "DTYPE": k.out_dtype, **{f"D{i}": d for i, (_, _, d) in enumerate(k.checks)}}
         exec("\n".join(lines), scope)  # noqa: S102  (written above from the kernel's own integers)
         self.fast = scope["fast"]
@@ -363,6 +379,15 @@ class _Matmul:
 def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
     """Run ``graph`` on ``args`` (computing as it goes) and return the program it followed
     and the values it computed (by node index)."""
+    device = graph.device or "cpu"
+    backend = BACKENDS[device]
+    for n in graph.nodes:  # an op the backend cannot compute: nothing runs, the call goes eager
+        if n.kind == "ew":
+            why = backend.elementwise.refusal(n.op, n.comp.np.name)
+            if why is not None:
+                raise Unfusable(f"fuse: {n.op} on {n.comp.np.name} is not computed on {device} ({why})")
+    make = functools.partial(_compile, backend.elementwise, alloc if device == "cpu" else
+                             functools.partial(alloc_on, device))
     prog = Program(graph)
     env: dict = {}  # node index -> Tensor (materialised), Expr (lazy) or None (a constant)
     done: dict = {}  # node index -> Tensor, for the steps that read them
@@ -389,7 +414,7 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
         if isinstance(v, Tensor):
             ensure(n.index)
             return v
-        k = _compile(v, n, done, row_major, prog)
+        k = make(v, n, done, row_major, prog)
         prog.steps.append((n.index, k))
         done[n.index] = env[n.index] = k.first(done) if k.run is not None else k(done)
         base[n.index] = n.index
@@ -464,44 +489,35 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
     return prog, done
 
 
-def _compile(e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Kernel:
-    """The kernel that materialises lazy value ``e`` (node ``n``), generated or found."""
-    src, text, heavy = expression_source(e.tree, len(e.uses))
+def _compile(family, allocate, e: Expr, n: Node, done: dict, row_major: bool, prog: Program) -> Kernel:
+    """The kernel that materialises lazy value ``e`` (node ``n``): the backend's elementwise
+    ``family`` compiles (or finds) it; ``allocate(numel, np_dtype)`` makes its output buffers."""
+    src = expression_source(e.tree, len(e.uses))
     lays = [lay for _, lay in e.uses]
     for k_, (slot, lay) in enumerate(e.uses):  # before any kernel reads them, as every family checks
         check_in_buffer("fuse", f"x{k_} (%{slot})", done[slot]._storage.data, lay)
     store = dt.WIDENED.get(n.dtype, n.dtype)
     k = Kernel()
     k.uses = tuple(e.uses)
-    k.out_layout = Layout.contiguous(e.shape) if row_major or not lays else output_layout(e.shape, *lays)
-    p = plan(k.out_layout, *lays) if lays and k.out_layout.numel else None
-    # BCAST runs hoist the inputs they read at stride 0: which ones is the plan's to say
-    zeros = tuple(s[-1] == 0 for s in p.strides[1:]) if p is not None and p.path == BCAST else None
-    # a fused kernel serves the layouts it was lowered for: only their path is written out
-    fast = (p.path,) if p is not None and p.path in (DENSE, BCAST) else ()
-    kernels = kernel_set(len(e.uses), src, f"fused{len(e.uses)}", zeros=zeros, paths=fast)
-    k.out_dtype, k.store = n.dtype, store
+    k.out_layout = Layout.contiguous(e.shape) if row_major or not lays else family.output_layout(e.shape, *lays)
+    k.out_dtype, k.store, k.alloc = n.dtype, store, allocate
     k.dtypes = (np.dtype(store.np), *[done[slot]._storage.data.dtype for slot, _ in e.uses])
-    k.source, k.text, k.module = src, text, next(iter(kernels.values())).py_func.__module__
-    k.path = "-"
     k.numel = k.out_layout.numel
-    if not k.numel:
-        k.run, k.reach = None, (0,) * (len(lays) + 1)
-        k.checks = tuple((slot, 0, d) for (slot, _), d in zip(e.uses, k.dtypes[1:]))
-        return k
-    pmin = PARALLEL_MIN if heavy else PARALLEL_MIN * LIGHT_OP_FACTOR
-    bound = bind_kernels(kernels, (k.out_layout, *lays), k.dtypes, pmin)
+    bound = family.expression_kernel(src, k.out_layout, tuple(lays), k.dtypes)
     if bound is None:
         raise Unfusable("fuse: a layout that reaches before its buffer's start")
-    k.run, k.reach = bound
+    k.source, k.text, k.module, k.path = src.body, src.text, bound.module, bound.path
+    k.run, k.reach = bound.run, bound.reach
     k.checks = tuple((slot, r, d) for (slot, _), r, d in zip(e.uses, k.reach[1:], k.dtypes[1:]))
-    k.path = PATH_NAMES[p.path] if p is not None else "dense"
+    if k.run is None:  # nothing to write
+        return k
 
     def first(env):
-        """The first call compiles the kernel; bound again after it, a kept call goes straight
-        to numba's compiled entry (``walk.direct``) instead of its dispatcher."""
+        """The first call compiles the kernel; then the backend may bind it again (the CPU's
+        kept call goes straight to numba's compiled entry, ``walk.direct``, not its dispatcher)."""
         out = Kernel.__call__(k, env)
-        k.run = bind_kernels(kernels, (k.out_layout, *lays), k.dtypes, pmin)[0]
+        if bound.settle is not None:
+            k.run = bound.settle()
         prog.shortcut()
         return out
 

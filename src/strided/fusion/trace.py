@@ -11,6 +11,12 @@ refuses, with the same StridedError.
 What cannot be traced raises ``Unfusable`` naming it: Python control flow on a traced
 value (``bool``, ``float``, ``item``), leaving the graph (``numpy()``, ``tolist``), writes,
 and ops outside the table (sorts, gathers, data-dependent shapes such as nonzero).
+
+Devices.  A graph has the device of its tensors (``Graph.device``; ``strided.fuse`` keys
+its caches by it).  Tensors on two devices, among the arguments or met while tracing,
+raise ``MixedDevices``: the call then runs eagerly, where the first op that mixes them
+raises its own error.  Beside a device tensor, host data (an array, a NumPy scalar) gets
+the eager op's refusal, as it would unfused.
 """
 
 from __future__ import annotations
@@ -29,11 +35,15 @@ from ..ops.reduce import reduce_dims, reduce_result
 from ..storage import wrap
 from ..tensor import Tensor
 
-__all__ = ["Node", "Graph", "Traced", "Unfusable", "trace", "VIEWS", "apply_view"]
+__all__ = ["Node", "Graph", "Traced", "Unfusable", "MixedDevices", "trace", "VIEWS", "apply_view"]
 
 
 class Unfusable(StridedError):
     """Something ``strided.fuse`` cannot put in a fused kernel (the message names it)."""
+
+
+class MixedDevices(Unfusable):
+    """Tensors on more than one device in one call: run eagerly, whose ops say what is wrong."""
 
 
 class Node:
@@ -82,6 +92,7 @@ class Graph:
         self.inputs: list[Node] = []
         self.outputs: list[Node] = []
         self.structure = None  # the outputs as fn returned them: a Node, a tuple or a list of them
+        self.device = None  # the device of its tensors (None: it has none)
 
     def add(self, node: Node) -> Node:
         node.index = len(self.nodes)
@@ -140,7 +151,7 @@ class Traced:
     ndim = property(lambda self: len(self.node.shape))
     numel = property(lambda self: int(np.prod(self.node.shape, dtype=np.int64)))
     size = numel
-    device = "cpu"
+    device = property(lambda self: self.graph.device or "cpu")
 
     def __repr__(self):
         return f"Traced(shape={self.shape}, dtype={self.dtype})"
@@ -366,16 +377,23 @@ def _leaf(g: Graph, x, comp=None, op="fuse") -> Node:
             raise Unfusable("fuse: a traced value of another fused function")
         return x.node
     if isinstance(x, Tensor):
-        if x._storage.device != "cpu":
-            raise Unfusable("fuse: a tensor on a device met while tracing (fused kernels run on the CPU)")
+        device = x._storage.device
+        if g.device is None:
+            g.device = device
+        elif device != g.device:
+            raise MixedDevices(f"fuse: a tensor on {device} met while tracing a call on {g.device}")
         return g.add(Node("tensor", "tensor", (), x.shape, x.dtype, value=x.detach()))
+    if isinstance(x, np.generic) and g.device not in (None, "cpu"):
+        from ..interop import operand
+
+        operand(op, x, g.device)  # a NumPy scalar is host data beside a device tensor: the eager op's refusal
     if isinstance(x, (numbers.Number, np.generic)) and comp is not None:
         v = dt.scalar_array(op, x, comp)[0]
         return g.add(Node("const", "const", (), (), comp, params=x, value=v))  # params: as written, for replays
     if isinstance(x, np.ndarray) or hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__"):
         from ..interop import operand
 
-        return _leaf(g, operand(op, x, "cpu"), comp, op)
+        return _leaf(g, operand(op, x, g.device or "cpu"), comp, op)
     raise Unfusable(f"fuse: {op} of a {type(x).__name__} inside a fused function")
 
 
@@ -487,6 +505,10 @@ def trace(fn, args: tuple) -> Graph:
     they are, and become constants where an op meets them)."""
     g = Graph()
     traced_args = []
+    devices = {a._storage.device for a in args if isinstance(a, Tensor)}
+    if len(devices) > 1:
+        raise MixedDevices(f"fuse: arguments on {' and '.join(sorted(devices))}")
+    g.device = next(iter(devices), None)
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
             n = g.add(Node("input", "input", (), a.shape, a.dtype, params=k))

@@ -50,6 +50,11 @@ is 1 or -1) instead of NumPy's error.  On bools, add is ``or`` and mul is
 
 The scalar math, its accuracy and its special values are ``kernels.scalar``'s
 (docstring there).  max/min propagate NaN like NumPy; relu(nan) is nan.
+
+Fused expressions.  ``expression_kernel`` is the family's entry point for ``strided.fuse``:
+the loops of ``kernels.loops`` around a group's expression (``fusion.lower.Source``), bound
+to the layouts of one call as ``bind`` binds an op's; ``refusal`` says which ops this
+backend does not compute (none, on the CPU).  Every backend's elementwise family has both.
 """
 
 from __future__ import annotations
@@ -96,6 +101,9 @@ __all__ = [
     "bind",
     "bind_kernels",
     "plan",
+    "expression_kernel",
+    "ExpressionKernel",
+    "refusal",
 ]
 
 # Buffers may hold any of common.DTYPES; the half types are stored as themselves, read
@@ -475,3 +483,63 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
     if a.dtype in HALF_VIEW:
         out, a, b = out.view(np.uint16), a.view(np.uint16), b.view(np.uint16)
     _launch("where", _kernel_set("where", ""), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))
+
+
+# ---------------------------------------------------------------------------
+# fused expressions (strided.fuse)
+
+# What a fused expression's body may call (``fusion.lower.Source``): numpy, the op table's
+# functions (bound below by name) and the half conversions, the CPU's portable forms.
+_EXPR_HEAD = """import numpy as np
+
+from strided.kernels.half import (bf16_bits_as_f16_bits, bf16_bits_as_f32, f16_bits_as_f32, f32_as_bf16_bits,
+                                  f32_as_f16_bits, f64_as_f16_bits)
+from strided.kernels.optable import OPS
+"""
+
+
+class ExpressionKernel:
+    """A backend's kernel for a fused expression over the layouts of one call
+    (``expression_kernel``'s answer): ``run(out, *inputs)`` on buffers of the dtypes it was
+    made for (None when there is nothing to write), ``reach`` (the length each buffer must
+    have, the output first), ``module`` and ``path`` (what ``explain`` shows), and
+    ``settle``: None, or a function giving the ``run`` to keep once the first call has
+    compiled the kernel."""
+
+    __slots__ = ("module", "path", "run", "reach", "settle")
+
+
+def refusal(op: str, comp: str) -> str | None:
+    """Why op-table ``op`` on operands computed in ``comp`` is not computed here: never, on
+    the CPU (the table's dtypes are the CPU's)."""
+    return None
+
+
+def expression_kernel(source, out_layout: Layout, layouts: tuple, dtypes: tuple) -> ExpressionKernel | None:
+    """The kernel writing ``expr`` of ``source`` (``fusion.lower.Source``) through
+    ``out_layout`` from buffers read through ``layouts`` (``dtypes``: numpy dtypes of the
+    buffers, the output first), or None where a layout reaches below its buffer's start.
+    The loops are ``kernels.loops``' (the expression inlined; compiled on the first call,
+    cached on disk by the source's text), bound as ``bind_kernels`` binds them."""
+    ops = "".join(f"{f} = OPS[{op!r}].fn({comp!r})\n" for f, op, comp in source.ops)
+    lays = (out_layout, *layouts)
+    p = plan(*lays) if layouts and out_layout.numel else None
+    # BCAST runs hoist the inputs they read at stride 0 (which ones is the plan's to say), and
+    # a kernel made for these layouts is written with their one fast path (less to compile)
+    zeros = tuple(s[-1] == 0 for s in p.strides[1:]) if p is not None and p.path == BCAST else None
+    fast = (p.path,) if p is not None and p.path in (DENSE, BCAST) else ()
+    ks = kernel_set(source.nuses, _EXPR_HEAD + ops + "\n\n" + source.body, f"fused{source.nuses}", zeros=zeros,
+                    paths=fast)
+    k = ExpressionKernel()
+    k.module, k.settle = next(iter(ks.values())).py_func.__module__, None
+    if not out_layout.numel:
+        k.run, k.reach, k.path = None, (0,) * (len(layouts) + 1), "-"
+        return k
+    pmin = PARALLEL_MIN if source.heavy else PARALLEL_MIN * LIGHT_OP_FACTOR
+    bound = bind_kernels(ks, lays, dtypes, pmin)
+    if bound is None:
+        return None
+    k.run, k.reach = bound
+    k.path = PATH_NAMES[p.path] if p is not None else "dense"
+    k.settle = lambda: bind_kernels(ks, lays, dtypes, pmin)[0]
+    return k
