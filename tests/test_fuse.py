@@ -61,7 +61,7 @@ def _same(got, want):
 
 def test_a_negated_nan_is_a_nan_and_every_other_value_is_eagers_bits():
     x = sd.from_numpy(np.array([np.nan, -np.nan, 1.5, -np.inf, 0.0, -0.0], np.float32))
-    fn = lambda x: -(x * 2.0) + (-(x.exp()))  # noqa: E731
+    fn = lambda x: -(x * 2.0) + (-(x.exp()))
     got, want = sd.fuse(fn, strict=True)(x).numpy(), fn(x).numpy()
     assert np.isnan(got[:2]).all() and np.isnan(want[:2]).all()
     assert got[2:].tobytes() == want[2:].tobytes()
@@ -124,13 +124,13 @@ def test_every_dtype_chain_is_eagers_bits(dt):
     a = sd.from_numpy(_values(dt.np, 24).reshape(4, 6))
     b = sd.from_numpy(_values(dt.np, 6))
     if dt is sd.bool_:
-        fn = lambda a, b: (a & b) | ~a  # noqa: E731
+        fn = lambda a, b: (a & b) | ~a
     elif dt.kind in "iu":
-        fn = lambda a, b: (a * b + a - 3).maximum(b) // 2 + (a < b).to_dtype(dt)  # noqa: E731
+        fn = lambda a, b: (a * b + a - 3).maximum(b) // 2 + (a < b).to_dtype(dt)
     elif dt.kind == "c":
-        fn = lambda a, b: (a * b - a.conj()) / (b + 2) + a.exp()  # noqa: E731
+        fn = lambda a, b: (a * b - a.conj()) / (b + 2) + a.exp()
     else:
-        fn = lambda a, b: sd.where(a > b, (a * b).tanh(), a.t().t() - 1.5) + b.to_dtype(sd.f32)  # noqa: E731
+        fn = lambda a, b: sd.where(a > b, (a * b).tanh(), a.t().t() - 1.5) + b.to_dtype(sd.f32)
     _check(fn, a.t().t()[::-1], b)
 
 
@@ -159,7 +159,7 @@ def test_a_product_ends_a_group_and_its_epilogue_fuses_after_blas():
     x = sd.from_numpy(_values(np.float32, 8 * 16).reshape(8, 16))
     w = sd.from_numpy(_values(np.float32, 16 * 4).reshape(16, 4))
     b = sd.from_numpy(_values(np.float32, 4))
-    fn = lambda x, w, b: ((x @ w) + b).relu() * 0.5  # noqa: E731
+    fn = lambda x, w, b: ((x @ w) + b).relu() * 0.5
     _check(fn, x, w, b)
     text = sd.fuse(fn).explain(x, w, b)
     assert "matmul" in text and "BLAS" in text and text.count("kernel ") == 1, text

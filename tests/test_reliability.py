@@ -372,7 +372,7 @@ def test_garbage_arguments_raise_strided_error(name):
                 call(a)
             except sd.StridedError:
                 pass
-            except Exception as e:  # noqa: BLE001 - the point is to catch anything else
+            except Exception as e:  # the point is to catch anything else
                 escaped.append(f"{a!r}: {type(e).__name__}: {e}")
     finally:
         sd.set_num_threads(threads)
@@ -549,7 +549,7 @@ def test_eight_threads_on_shared_inputs_match_a_serial_run():
                     errors.append(f"{name}: differs from the serial run")
                 i += 1
                 counts[k] += 1
-        except BaseException as e:  # noqa: BLE001 - any failure in a thread is the finding
+        except BaseException as e:  # any failure in a thread is the finding
             errors.append(f"{type(e).__name__}: {e}")
 
     pool = [threading.Thread(target=worker, args=(k,)) for k in range(8)]

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "cute"))
-from cpp_figures import CPP_FIGURE_7C  # noqa: E402
-from cute_strategies import layouts  # noqa: E402
+from cpp_figures import CPP_FIGURE_7C
+from cute_strategies import layouts
 
-from strided import show  # noqa: E402
-from strided.cute import Layout, format_layout, static  # noqa: E402
-from strided.errors import LayoutBoundsError, ShapeError, StridedError  # noqa: E402
+from strided import show
+from strided.cute import Layout, format_layout, static
+from strided.errors import LayoutBoundsError, ShapeError, StridedError
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -7,7 +7,7 @@ read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
 
 import sys
 
-from . import threads as _threads  # noqa: F401  (fixes numba's threading before numba loads)
+from . import threads as _threads  # fixes numba's threading before numba loads
 from .dtype import DType, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 from .errors import (
     DTypeError,
@@ -21,11 +21,11 @@ from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, U
 from .storage import Storage, pool_bytes, set_buffer_pool
 from .tensor import Tensor, as_strided, same_buffer
 from .creation import arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
-from . import ops  # noqa: E402  (installs Tensor's math, copies and writes from the op registry)
+from . import ops  # installs Tensor's math, copies and writes from the op registry
 from .ops import cat, index_select, sliding_window_view, where
-from . import interop  # noqa: E402  (installs the array interface and DLPack methods)
+from . import interop  # installs the array interface and DLPack methods
 from .interop import DLPackError, from_dlpack
-from . import printing  # noqa: E402
+from . import printing
 from .autograd import GradStore, Var, backward, sorted_nodes  # installs Tensor.backward
 from .threads import get_num_threads, set_num_threads
 
@@ -45,9 +45,9 @@ globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays
 from .dtype import bfloat16, complex64, complex128, float16, float32, float64  # noqa: E402
 from .dtype import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
 from . import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
-from .array_api import *  # noqa: E402,F401,F403
-from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402,F401
-from . import numpy_api  # noqa: E402,F401  (installs __array_ufunc__ and __array_function__ on Tensor)
+from .array_api import *  # noqa: E402,F403
+from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402
+from . import numpy_api  # noqa: E402  (installs __array_ufunc__ and __array_function__ on Tensor)
 from . import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
 from .fusion import Fused, fuse  # noqa: E402
 from .kernels.optable import register_op  # noqa: E402  (one op-table entry: docs/architecture.md)

@@ -43,7 +43,7 @@ def cuda_backend(op: str, device: str = "cuda:0"):
     if not _loaded:
         try:
             module = importlib.import_module("strided.cuda")
-        except Exception as e:  # missing, or failing to import (numba-cuda 0.30.0 next to numba 0.68)  # noqa: BLE001
+        except Exception as e:  # missing, or failing to import (numba-cuda 0.30.0 next to numba 0.68)
             raise StridedError(
                 f"{op}: device {device!r} needs a working numba-cuda (pip install 'strided[cuda]'): "
                 f"{type(e).__name__}: {e}"

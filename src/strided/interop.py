@@ -143,7 +143,7 @@ def _foreign(op: str, x, read, *args):
         return read(*args)
     except StridedError:
         raise
-    except Exception as e:  # noqa: BLE001 - a foreign protocol may raise anything
+    except Exception as e:  # a foreign protocol may raise anything
         raise StridedError(f"{op}: cannot read the {_kind(x)} operand as an array: "
                            f"{type(e).__name__}: {e}") from None
 

@@ -186,4 +186,4 @@ def _buffer(t: Tensor, comp: DType) -> tuple[np.ndarray, Layout]:
 
 # The rest of the Array API's linalg extension (products from views and matmul, LAPACK's
 # decompositions), so that strided.linalg is the standard's namespace.
-from .linalg_api import *  # noqa: E402,F401,F403
+from .linalg_api import *  # noqa: E402,F403

@@ -509,7 +509,7 @@ def _native_or_numpy(op: tuple, native, native_args, native_kwargs, numpy_fn, ar
             kernel_error = e
         except StridedError:
             raise
-        except Exception:  # noqa: BLE001 - e.g. a keyword the translation lacks: NumPy's call
+        except Exception:  # e.g. a keyword the translation lacks: NumPy's call
             pass
     try:
         return numpy_fallback.run(_name(*op), numpy_fn, args, kwargs)

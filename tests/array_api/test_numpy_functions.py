@@ -32,7 +32,7 @@ def test_fallbacks_on_drawn_layouts_give_numpys_values(tx, data):
                   lambda x: np.diagonal(x, axis1=0, axis2=-1), lambda x: np.pad(x, 1)):
             try:
                 want = f(a)
-            except Exception as e:  # noqa: BLE001 - then the tensor fails too, as a StridedError
+            except Exception as e:  # then the tensor fails too, as a StridedError
                 with pytest.raises(sd.StridedError, match=r"^numpy\.") as info:
                     f(t)
                 assert isinstance(info.value, (type(e), StridedError) if isinstance(e, ValueError) else type(e))
@@ -120,7 +120,7 @@ def test_bf16_goes_the_way_of_its_numpy_dtype(call):
     t = sd.asarray(a.copy())
     try:
         want, err = call(a), None
-    except Exception as e:  # noqa: BLE001 - ml_dtypes lacks some loops: the tensor must fail alike
+    except Exception as e:  # ml_dtypes lacks some loops: the tensor must fail alike
         want, err = None, e
     if err is not None:
         with pytest.raises(sd.StridedError, match="numpy"):

@@ -334,7 +334,7 @@ def _run(call, side):
         warnings.simplefilter("ignore")
         try:
             return call(side), None
-        except Exception as e:  # noqa: BLE001 - the scan compares what each side raises
+        except Exception as e:  # the scan compares what each side raises
             return None, e
 
 

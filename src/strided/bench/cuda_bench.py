@@ -102,7 +102,7 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
             with np.errstate(all="ignore"):  # exp of a large value is inf in both
                 want = want_fn()
             ok = _close(got_fn(), np.asarray(want), rtol)
-        except Exception as e:  # noqa: BLE001  (reported, the check goes on)
+        except Exception as e:  # reported, the check goes on
             ok, want = False, f"{type(e).__name__}: {e}"
         if not ok:
             failures.append((name, layout))
@@ -242,7 +242,7 @@ def _fused_rows(print_row, torch, tt, sync, tsync, device, sizes=(2048, 8192, 16
         for name, (fn, _) in _CHAINS.items():
             try:
                 compiled[name] = torch.compile(fn)
-            except Exception:  # noqa: BLE001  (no compiler on the machine: no column)
+            except Exception:  # no compiler on the machine: no column
                 pass
     print_row(("fused chain (ms)", "eager", "fused", "torch" if torch else "", "torch.compile" if compiled else "",
                "torch/fused" if torch else ""))  # the time ratio: above 1, fused is faster
@@ -260,7 +260,7 @@ def _fused_rows(print_row, torch, tt, sync, tsync, device, sizes=(2048, 8192, 16
                 comp = compiled.get(name)
                 try:
                     cells.append(f"{_time(lambda: comp(*targs), tsync) * 1e3:.3f}" if comp is not None else "")
-                except Exception:  # noqa: BLE001  (torch.compile failing at its first call: no cell)
+                except Exception:  # torch.compile failing at its first call: no cell
                     compiled.pop(name, None)
                     cells.append("")
                 cells.append(f"{theirs / ours:.2f}")

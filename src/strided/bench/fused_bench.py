@@ -104,7 +104,7 @@ _OURS = {"relu(a*b + c)": relu_fma, "a*b.t() + bias": bias_t, "tanh-GELU": gelu,
 
 
 def _inputs(name, n, rng):
-    m = lambda *s: rng.standard_normal(s, dtype=np.float32)  # noqa: E731
+    m = lambda *s: rng.standard_normal(s, dtype=np.float32)
     if name == "relu(a*b + c)":
         return m(n, n), m(n, n), m(n, n)
     if name == "a*b.t() + bias":

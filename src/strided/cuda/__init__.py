@@ -32,14 +32,14 @@ runs these kernels in its simulator, on the host: the tests do so on every run.
 
 from __future__ import annotations
 
-from . import copy, device, elementwise, half, index, launch, matmul, reduce, scalar, storage  # noqa: F401
-from .device import device_count  # noqa: F401
-from .storage import alloc  # noqa: F401
+from . import copy, device, elementwise, half, index, launch, matmul, reduce, scalar, storage
+from .device import device_count
+from .storage import alloc
 
 __all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul", "reduce", "scalar", "storage", "alloc",
            "device_count", "NotOnCuda"]
 
-from ..errors import StridedError  # noqa: E402
+from ..errors import StridedError
 
 
 class NotOnCuda(StridedError, AttributeError):

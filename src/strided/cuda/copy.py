@@ -108,7 +108,7 @@ def convert_kernel(dst_dtype, src_dtype):
         # simulator, which stores as NumPy does, a wrap where a store would raise.
         expr = half.convert(*key, "src[s]") if halves else "DST(src[s])"
         scope = {"cuda": cuda, "point2": launch.point2, "DST": key[0].type, **half.SCOPE}
-        exec(_CONVERT_SRC.format(expr=expr), scope)  # noqa: S102  (our own template)
+        exec(_CONVERT_SRC.format(expr=expr), scope)  # our own template
         _CONVERT[key] = cuda.jit(scope["kernel"])
     return _CONVERT[key]
 

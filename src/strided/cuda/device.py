@@ -83,7 +83,7 @@ def device_count() -> int:
     """How many CUDA devices numba-cuda sees (1 in the simulator; 0 without a driver)."""
     try:
         return len(cuda.gpus) if cuda.is_available() else 0
-    except Exception:  # a driver that fails to load counts as none  # noqa: BLE001
+    except Exception:  # a driver that fails to load counts as none
         return 0
 
 

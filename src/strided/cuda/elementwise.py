@@ -37,7 +37,7 @@ from ..errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, reach
 from ..kernels.copy import check_dst_layout
 from ..kernels.elementwise import BINARY_OPS, UNARY_OPS, ExpressionKernel
-from ..kernels.elementwise import output_layout  # noqa: F401  (the family's entry point, shared with the CPU)
+from ..kernels.elementwise import output_layout  # the family's entry point, shared with the CPU
 from ..kernels.optable import OPS
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
@@ -76,7 +76,7 @@ def _make(template: str, key: tuple, out_dtype, *in_dtypes):
         names = ("src[s]",) if len(in_dtypes) == 1 else ("a[i]", "b[j]")
         call = f"F({', '.join(half.load(d, x) for d, x in zip(in_dtypes, names))})"
         scope = {"cuda": cuda, "point2": launch.point2, "point3": launch.point3, "F": fn, **half.SCOPE}
-        exec(template.format(y=half.store(out_dtype, call)), scope)  # noqa: S102  (our own templates)
+        exec(template.format(y=half.store(out_dtype, call)), scope)  # our own templates
         _KERNELS[key] = cuda.jit(scope["kernel"])
     return _KERNELS[key]
 
@@ -243,9 +243,9 @@ def fused_kernel(source, dtypes: tuple):
     got = _FUSED.get(key)
     if got is None:
         scope = {"np": np, **half.NAMED, **{f: scalar.kept(OPS[op], comp) for f, op, comp in source.ops}}
-        exec(source.body, scope)  # noqa: S102  (fusion.lower's source of the expression)
+        exec(source.body, scope)  # fusion.lower's source of the expression
         kscope = {"cuda": cuda, "np": np, "expr": cuda.jit(device=True)(scope["expr"]), **half.SCOPE}
-        exec(_fused_source(dtypes[1:], dtypes[0]), kscope)  # noqa: S102  (our own template)
+        exec(_fused_source(dtypes[1:], dtypes[0]), kscope)  # our own template
         name = f"cuda_fused{source.nuses}_{len(_FUSED)}"
         got = _FUSED[key] = (cuda.jit(kscope["kernel"]), name)
     return got

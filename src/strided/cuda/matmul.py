@@ -155,7 +155,7 @@ def gemm_kernel(dtype):
         src = _GEMM_SRC.format(zero=zero,
                                x=half.load(dtype, f"({xa})"), y=half.load(dtype, f"({yb})"), store=half.store(dtype, "acc"))
         scope = {"cuda": cuda, "np": np, **half.SCOPE}
-        exec(src, scope)  # noqa: S102  (our own template)
+        exec(src, scope)  # our own template
         _GEMMS[dtype] = cuda.jit(scope["kernel"])
     return _GEMMS[dtype]
 
@@ -177,7 +177,7 @@ def _cublas():
             from cuda.pathfinder import load_nvidia_dynamic_lib
 
             lib = ctypes.CDLL(load_nvidia_dynamic_lib("cublas").abs_path)
-        except Exception as e:  # noqa: BLE001  (not installed, or no driver)
+        except Exception as e:  # not installed, or no driver
             raise StridedError(f"matmul: cuBLAS is not available (pip install 'strided[cuda]' installs "
                                f"nvidia-cublas-cu12): {type(e).__name__}: {e}") from None
         handle = ctypes.c_void_p()

@@ -168,7 +168,7 @@ def column_kernel(op: str, acc: np.dtype, src_dtype=None):
 def _compile(src: str, **scope):
     scope = {"cuda": cuda, "min": min, "point1": launch.point1, "point2": launch.point2, "T": THREADS, **half.SCOPE,
              **scope}
-    exec(src, scope)  # noqa: S102  (our own templates)
+    exec(src, scope)  # our own templates
     return cuda.jit(scope["kernel"])
 
 
@@ -286,7 +286,7 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
                                                 p.out_offset, nr, nk, ident)
         return
     nsplit = split(nk, nr)
-    blocks = lambda units: min(launch.MAX_BLOCKS, max(1, units))  # noqa: E731
+    blocks = lambda units: min(launch.MAX_BLOCKS, max(1, units))
     if nsplit == 1:
         kernel[blocks(nk), THREADS](src, p.src_offset, kshape, ksst, kost, rshape, rsst, out, p.out_offset,
                                     0, 1, nr, nr, nk, ident)

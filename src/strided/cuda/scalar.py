@@ -337,6 +337,6 @@ def kept(entry, dtype):
     if got is None:
         args = ", ".join(f"a{i}" for i in range(entry.arity))
         scope = {"F": device(entry, dtype), "keep": keep}
-        exec(f"def op({args}):\n    return keep(F({args}))\n", scope)  # noqa: S102  (our own two lines)
+        exec(f"def op({args}):\n    return keep(F({args}))\n", scope)  # our own two lines
         got = _KEPT[key] = cuda.jit(device=True)(scope["op"])
     return got

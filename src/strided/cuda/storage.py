@@ -55,7 +55,7 @@ def alloc(numel: int, np_dtype, op: str = "alloc", device: str = "cuda:0") -> Cu
     check_size(op, numel, np_dtype)  # a host-sized bound, until the device's own is asked
     try:
         return CudaStorage(empty(numel, np_dtype), device)
-    except Exception as e:  # numba-cuda's out-of-memory and driver errors  # noqa: BLE001
+    except Exception as e:  # numba-cuda's out-of-memory and driver errors
         raise StridedError(f"{op}: cannot allocate {numel} elements of {np_dtype} on {device}: {e}") from None
 
 

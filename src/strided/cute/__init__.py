@@ -52,7 +52,7 @@ from .int_tuple import (
 from .memory import Sectors, bank_conflicts, bank_of, global_sectors
 from .swizzle import ComposedLayout, Swizzle, make_swizzle, slice_and_offset
 from .tv import TVLayout, make_layout_tv, product_each, tv_grid
-from . import picture  # noqa: E402  (gives the layout classes their notebook pictures)
+from . import picture  # gives the layout classes their notebook pictures
 from .layout import (
     Layout,
     cosize,

@@ -203,7 +203,7 @@ def _filter(layout, profile=None) -> Layout:
     return _coalesce_flat(shapes, leaves(layout.stride), layout.shape)
 
 
-def filter(layout, profile=None) -> Layout:  # noqa: A001 - CuTe's name
+def filter(layout, profile=None) -> Layout:  # CuTe's name
     """Coalesce after dropping stride-0 modes: the distinct-offset skeleton."""
     return _named("filter", _filter, layout, profile if profile is not None else _MISSING)
 

@@ -29,8 +29,8 @@ launcher: how many chunks, the serial or the parallel driver) and ``half``
 (the f16/bf16 bit conversions and how kernels see half buffers).
 """
 
-from . import common, copy, elementwise, half, index, reduce, scan, sort, walk  # noqa: F401
-from .common import PARALLEL_MIN  # noqa: F401  (tests and benchmarks read it here)
+from . import common, copy, elementwise, half, index, reduce, scan, sort, walk
+from .common import PARALLEL_MIN  # tests and benchmarks read it here
 
 DEVICE = "cpu"
 

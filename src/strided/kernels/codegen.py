@@ -112,5 +112,5 @@ def load(source: str, tag: str):
     else:
         mod = type(sys)(name)
         mod.__dict__["CACHE"] = False
-        exec(compile(text, f"<{name}>", "exec"), mod.__dict__)  # noqa: S102 - our own generated source
+        exec(compile(text, f"<{name}>", "exec"), mod.__dict__)  # our own generated source
     return _MODULES.put(key, mod)

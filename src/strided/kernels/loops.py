@@ -28,7 +28,7 @@ from .codegen import load
 from .common import TILE_PAD
 from .walk import seek
 
-from numba.extending import register_jitable  # noqa: E402  (numba comes after strided.threads)
+from numba.extending import register_jitable  # numba comes after strided.threads
 
 __all__ = ["kernel_set", "BCAST_MAX", "jitable"]
 
@@ -103,7 +103,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
     xs = [f"x{i}" for i in range(n)]
     b = [f"b{i}" for i in range(n)]
     p = [f"p{i}" for i in range(n)]
-    call = lambda args: f"expr({', '.join(args)})"  # noqa: E731
+    call = lambda args: f"expr({', '.join(args)})"
     dense = [f"v{i} = x{i}[p{i} : p{i} + m]" for i in range(n)]
     dense += ["for k in range(m):",
               f"    ov[k] = {store_('ov', call([load_(f'v{i}[k]') for i in range(n)]))}"]

@@ -137,7 +137,7 @@ def _mask(cond, g):
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-_ZERO = lambda x, y, g: g * 0  # noqa: E731  piecewise constant: zero almost everywhere, as PyTorch gives
+_ZERO = lambda x, y, g: g * 0  # piecewise constant: zero almost everywhere, as PyTorch gives
 
 
 def unary(name, scalar, dtypes, rule, grad, **kw):

@@ -81,8 +81,8 @@ from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
 from .walk import carry, direct, launch, seek
 
-from numba import njit, prange, types  # noqa: E402
-from numba.extending import overload, register_jitable  # noqa: E402
+from numba import njit, prange, types
+from numba.extending import overload, register_jitable
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims"]
 

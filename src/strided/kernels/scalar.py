@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import threads as _threads  # noqa: F401  (before numba)
 
-from numba.extending import register_jitable  # noqa: E402
+from numba.extending import register_jitable
 
 __all__ = ["PORTABLE", "PRIMITIVES", "typed", "is_typed", "instance", "portable"]
 

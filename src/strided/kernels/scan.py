@@ -28,8 +28,8 @@ from ..layout.layout import Layout
 from .sort import check_lines, plan_lines
 from .walk import carry, chunk, launch, nchunks, seek
 
-from numba import njit, prange  # noqa: E402  (numba comes after strided.threads)
-from numba.extending import register_jitable  # noqa: E402
+from numba import njit, prange  # numba comes after strided.threads
+from numba.extending import register_jitable
 
 __all__ = ["SCAN_OPS", "NUMERIC", "cumulate", "count_true", "nonzero"]
 

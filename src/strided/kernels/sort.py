@@ -39,8 +39,8 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from .walk import carry, chunk, launch, nchunks, seek
 
-from numba import njit, prange  # noqa: E402  (numba comes after strided.threads)
-from numba.extending import register_jitable  # noqa: E402
+from numba import njit, prange  # numba comes after strided.threads
+from numba.extending import register_jitable
 
 __all__ = ["ORDERED", "plan_lines", "sort", "argsort", "searchsorted"]
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from .common import CHUNKS_PER_THREAD
 from ..threads import get_num_threads, parallel_guard
 
-import numba  # noqa: E402  (numba comes after strided.threads)
-from numba.extending import overload, register_jitable  # noqa: E402
+import numba  # numba comes after strided.threads
+from numba.extending import overload, register_jitable
 
 __all__ = ["seek", "carry", "chunk", "nchunks", "launch", "in_parallel", "direct"]
 
@@ -83,7 +83,7 @@ def _written_out(template: str, k: int):
         back="; ".join(f"{v} -= i * st[{i}, d]" for i, v in enumerate(p)),
     )
     ns: dict = {}
-    exec(code, ns)  # noqa: S102 - code built above from fixed templates
+    exec(code, ns)  # code built above from fixed templates
     return ns["impl"]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("numba_cuda")
 
-from numba import config, cuda  # noqa: E402
+from numba import config, cuda
 
 if not config.ENABLE_CUDASIM and not cuda.is_available():
     pytest.exit("tests/cuda/on_device: no CUDA device (set NUMBA_ENABLE_CUDASIM=1 for the simulator)", returncode=1)

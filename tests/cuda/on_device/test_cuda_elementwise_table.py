@@ -179,7 +179,7 @@ def test_complex_quotients_are_smiths_as_the_cpus():
 
 
 def _p_cexpm1_user(x):
-    return p_cexpm1(x)  # noqa: F821  (bound below, as kernels.scalar binds its primitives)
+    return p_cexpm1(x)  # bound below, as kernels.scalar binds its primitives
 
 
 p_cexpm1 = S.PRIMITIVES["cexpm1"]
