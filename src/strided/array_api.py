@@ -34,10 +34,11 @@ import numpy as np
 
 from . import devices, dtype as dt, ops as _ops
 from .creation import (
-    check_device, empty_like, expect_tensor, float_dtype, from_numpy, full, full_like, host_array, int_arg, ones,
-    ones_like, placed, shape_arg,
-    tensor, zeros, zeros_like,
+    check_device, expect_tensor, float_dtype, from_numpy, full, host_array, int_arg, ones, placed, shape_arg, tensor,
+    zeros,
 )
+# the standard's *_like functions, exported by the __all__ that the end of this module builds from globals()
+from .creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
 from .dtype import DType
 from .storage import check_size
 from .errors import DTypeError, ShapeError, StridedError, StridedIndexError

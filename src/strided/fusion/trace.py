@@ -29,7 +29,7 @@ from .. import dtype as dt
 from ..errors import StridedError
 from ..kernels.optable import OPS, on_new_op
 from ..layout import Layout
-from ..layout.layout import broadcast_shapes, norm_dim
+from ..layout.layout import broadcast_shapes
 from ..ops.elementwise import COMPARE, binary_dtypes, unary_dtypes
 from ..ops.reduce import reduce_dims, reduce_result
 from ..storage import wrap

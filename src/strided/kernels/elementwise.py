@@ -73,7 +73,6 @@ from .common import (
     TILE_FLOOR,
     TILE_MAX,
     TILE_MIN,
-    TILE_PAD,
     check_buffer,
     check_in_buffer,
     check_layout,

@@ -25,7 +25,6 @@ from __future__ import annotations
 from itertools import combinations
 
 from .codegen import load
-from .common import TILE_PAD
 from .walk import seek
 
 from numba.extending import register_jitable  # numba comes after strided.threads

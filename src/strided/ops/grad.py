@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..creation import arange, tensor, zeros
-from ..errors import StridedError
 from ..layout.layout import broadcast_shapes
 from ..tensor import Tensor
 
