@@ -272,7 +272,6 @@ def _check_complement(L, M, R, cutlass_bound=False):
     """
     F = filter(abs_layout(L))
     both = make_layout(F, R)
-    rs, rd = leaves(R.shape), leaves(R.stride)
     assert R.depth <= 1
     # (3) ordered: the offsets of R strictly increase.
     offsets = image(R)

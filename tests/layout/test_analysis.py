@@ -268,7 +268,7 @@ def test_huge_layouts_with_known_answers():
 
     for _ in range(20):
         a, b = small(), small()
-        (la, ha), (lb, hb) = a.span(), b.span()
+        (_, ha), (_, hb) = a.span(), b.span()
         extras = _extras([rng.choice([2, 3, 2**40]) for _ in range(64 - max(a.ndim, b.ndim))], max(ha, hb) + 60)
         big_a, big_b = _with_extras(a, extras, rng), _with_extras(b, extras, rng)
         assert big_a.ndim == 64 or big_b.ndim == 64

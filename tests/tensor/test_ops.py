@@ -131,9 +131,10 @@ _OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 def test_comparison_with_any_python_int_is_exact_like_numpy(np_dtype, v):
     """NumPy 2 compares with ints outside the dtype exactly; so do we, scalar on either side."""
     vals = np.array([0, 7, 255], dtype=np_dtype)
-    t = sd.tensor(vals)
+    env = {"t": sd.tensor(vals), "vals": vals, "v": v}
     for op, sym in _OPS.items():
-        for got, want in [(eval(f"t {sym} v"), eval(f"vals {sym} v")), (eval(f"v {sym} t"), eval(f"v {sym} vals"))]:
+        pairs = [(f"t {sym} v", f"vals {sym} v"), (f"v {sym} t", f"v {sym} vals")]
+        for got, want in [(eval(g, env), eval(w, env)) for g, w in pairs]:
             assert got.dtype is sd.bool
             np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{op} {v}")
 

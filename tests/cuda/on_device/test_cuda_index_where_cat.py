@@ -71,7 +71,7 @@ def test_cat_of_drawn_views_matches_numpy_concatenate(data, dtype, seed):
     dim = data.draw(st.integers(0, len(shape) - 1))
     k = data.draw(st.integers(1, 3))
     rng = np.random.default_rng(seed)
-    hosts, views, wants = [], [], []
+    views, wants = [], []
     for _ in range(k):
         part = shape[:dim] + (data.draw(st.integers(0, 4)),) + shape[dim + 1:]
         lay, n = data.draw(layouts_of_shape(part))
