@@ -72,7 +72,8 @@ def _apply(draw, lay: Layout, arr: np.ndarray):
             return "noop", lay, arr
         return f"squeeze({d})", lay.squeeze(d), np.squeeze(arr, d)
     # reshape: only to shapes NumPy can view without copying
-    new = draw(shapes(max_rank=4, max_size=6, max_numel=4096).filter(lambda s: prod(s) == lay.numel) | st.just(lay.shape[::-1]))
+    new = draw(shapes(max_rank=4, max_size=6, max_numel=4096).filter(lambda s: prod(s) == lay.numel)
+               | st.just(lay.shape[::-1]))
     if prod(new) != lay.numel:
         return "noop", lay, arr
     got = lay.reshape_view(new)

@@ -109,7 +109,8 @@ UNARY = ["exp", "log", "sqrt", "sqr", "abs", "neg", "relu", "tanh", "sigmoid", "
 def test_unary_gradients(op):
     x = np.array([[0.3, 1.7, 2.2], [0.9, 1.1, 2.9]])  # positive: log/sqrt defined, away from relu/abs kinks
     check(lambda t: getattr(t.t(), op)(), x)
-    check(lambda t: getattr(t, op)(), -x if op in ("abs", "relu", "neg", "sqr", "exp", "tanh", "sigmoid", "sin", "cos") else x)
+    check(lambda t: getattr(t, op)(),
+          -x if op in ("abs", "relu", "neg", "sqr", "exp", "tanh", "sigmoid", "sin", "cos") else x)
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum", "pow"])
@@ -236,7 +237,8 @@ def test_small_mlp_trains():
     rng = np.random.default_rng(0)
     x = sd.tensor(rng.standard_normal((64, 256)).astype(np.float32))
     target = sd.tensor(rng.standard_normal((64, 256)).astype(np.float32) * 0.1)
-    layers = [(Var(rng.standard_normal((256, 256)).astype(np.float32) * 0.05), Var(np.zeros(256, np.float32))) for _ in range(3)]
+    layers = [(Var(rng.standard_normal((256, 256)).astype(np.float32) * 0.05), Var(np.zeros(256, np.float32)))
+              for _ in range(3)]
     losses = []
     for _ in range(5):
         h = x

@@ -38,7 +38,9 @@ def test_sweep_has_one_row_per_family_with_positive_finite_times(cells):
     assert len(rows) == len(cells) and all(r["n"] == 16 and r["elements"] == 256 for r in rows)
 
 
-@pytest.mark.parametrize("lib", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed"))])
+@pytest.mark.parametrize("lib", [
+    "numpy", pytest.param("torch", marks=pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed")),
+])
 @pytest.mark.parametrize("family", sweep.FAMILIES, ids=lambda f: f.name)
 def test_the_timed_callables_compute_the_same_thing(family, lib):
     # 24 is not a multiple of 2 or 3 times the other dim, so the slice family's shape is checked too

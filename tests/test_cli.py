@@ -16,7 +16,8 @@ def test_tour_prints_the_seed_000_layout_table(capsys):
     assert main(["tour"]) == 0
     out = capsys.readouterr().out
     assert SEED_000_LINES in out
-    assert "strided_index of x.transpose(1,2): [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, 12, 16, 20, 13, 17, 21, 14, 18, 22, 15, 19, 23]" in out
+    assert ("strided_index of x.transpose(1,2): "
+            "[0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, 12, 16, 20, 13, 17, 21, 14, 18, 22, 15, 19, 23]") in out
     assert "(4,1).t(): dims=[1, 4] stride=[1, 1] contiguous=true" in out
     assert "nodes behind z 5" in out and "[[], [1], [3], [3], [3]]" in out
     assert "copy.i(0).copy(): 1000 elements, buffer 4000 bytes" in out

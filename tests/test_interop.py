@@ -307,7 +307,8 @@ def test_from_dlpack_imports_numpy_views_without_copying(chain):
     np.testing.assert_array_equal(got.numpy(), want)
     if want.size:
         assert addr(got.numpy()) == addr(want), ops
-        assert moving_strides(got.shape, got.stride) == moving_strides(want.shape, tuple(x // 8 for x in want.strides)), ops
+        want_strides = tuple(x // 8 for x in want.strides)
+        assert moving_strides(got.shape, got.stride) == moving_strides(want.shape, want_strides), ops
         # back out through the array interface: the same memory again
         assert addr(np.asarray(got)) == addr(want)
 
@@ -484,7 +485,8 @@ def test_torch_from_dlpack_shares_address_and_strides(torch, name):
     assert tuple(got.shape) == want.shape
     if want.size:
         assert got.data_ptr() == addr(want)
-        assert moving_strides(got.shape, got.stride()) == moving_strides(want.shape, tuple(x // 8 for x in want.strides))
+        want_strides = tuple(x // 8 for x in want.strides)
+        assert moving_strides(got.shape, got.stride()) == moving_strides(want.shape, want_strides)
 
 
 def test_torch_writes_reach_our_buffer_and_the_deleter_runs_once(torch):

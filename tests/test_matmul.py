@@ -359,7 +359,8 @@ def test_vector_cases():
 
 @pytest.mark.parametrize(
     "lhs, rhs",
-    [((0, 3), (3, 4)), ((2, 0), (0, 4)), ((2, 3), (3, 0)), ((0, 2, 3), (3, 4)), ((2, 1, 3, 0), (5, 0, 2)), ((0,), (0,)), ((0,), (0, 3))],
+    [((0, 3), (3, 4)), ((2, 0), (0, 4)), ((2, 3), (3, 0)), ((0, 2, 3), (3, 4)), ((2, 1, 3, 0), (5, 0, 2)), ((0,), (0,)),
+     ((0,), (0, 3))],
 )
 def test_zero_sizes(lhs, rhs):
     for np_dtype in (np.float32, np.int64):
@@ -491,7 +492,8 @@ def test_kernel_entry_point_matches_numpy(np_dtype, data):
 @given(st.sampled_from([True, False]), st.data())
 def test_plan_holds_ints_and_tuples_only(blas, data):
     _, a_lay, _, b_lay, _, _ = data.draw(kernel_operands(np.float32))
-    args = dict(blas=blas, threads=data.draw(st.integers(1, 4)), chunk=data.draw(st.sampled_from([1, 3, km.DEFAULT_CHUNK])))
+    args = dict(blas=blas, threads=data.draw(st.integers(1, 4)),
+                chunk=data.draw(st.sampled_from([1, 3, km.DEFAULT_CHUNK])))
     p = km.plan(_triple(a_lay), _triple(b_lay), **args)
     for f in fields(p):
         _ints_only(getattr(p, f.name), f"plan.{f.name}")
@@ -502,7 +504,8 @@ def test_plan_holds_ints_and_tuples_only(blas, data):
 
 
 def test_plan_of_the_permuted_batch():
-    x, y = Layout.contiguous((8, 16, 128, 64)).permute((1, 0, 2, 3)), Layout.contiguous((8, 16, 64, 96)).permute((1, 0, 2, 3))
+    x = Layout.contiguous((8, 16, 128, 64)).permute((1, 0, 2, 3))
+    y = Layout.contiguous((8, 16, 64, 96)).permute((1, 0, 2, 3))
     p = km.plan(_triple(x), _triple(y), threads=2)
     assert (p.path, p.m, p.n, p.k, p.batch) == (km.BLAS, 128, 96, 64, (16, 8))
     assert (p.a_mode, p.a_ld, p.b_mode, p.b_ld) == (km.ROW, 64, km.ROW, 96)
@@ -516,13 +519,17 @@ def test_kernel_refuses_short_buffers():
     a, b = np.ones(12, np.float32), np.ones(20, np.float32)
     a_lay, b_lay = ((3, 4), (4, 1), 0), ((4, 5), (5, 1), 0)
     km.matmul(a, a_lay, b, b_lay, np.empty(15, np.float32))
-    with pytest.raises(LayoutBoundsError, match=r"matmul: a shape \(3, 4\), stride \(4, 1\), offset 1 spans \[1, 13\) but its buffer holds 12"):
+    with pytest.raises(LayoutBoundsError,
+                       match=r"matmul: a shape \(3, 4\), stride \(4, 1\), offset 1 spans \[1, 13\) "
+                             r"but its buffer holds 12"):
         km.matmul(a, ((3, 4), (4, 1), 1), b, b_lay, np.empty(15, np.float32))
     with pytest.raises(LayoutBoundsError, match=r"matmul: b .* spans \[0, 20\) but its buffer holds 19"):
         km.matmul(a, a_lay, b[:19], b_lay, np.empty(15, np.float32))
     with pytest.raises(LayoutBoundsError, match=r"matmul: a .*stride \(-4, 1\).* spans \[-8, 4\)"):
         km.matmul(a, ((3, 4), (-4, 1), 0), b, b_lay, np.empty(15, np.float32))
-    with pytest.raises(LayoutBoundsError, match=r"matmul: expected c to hold the 15 elements of the result \(3, 5\), got a buffer of 14"):
+    with pytest.raises(LayoutBoundsError,
+                       match=r"matmul: expected c to hold the 15 elements of the result \(3, 5\), "
+                             r"got a buffer of 14"):
         km.matmul(a, a_lay, b, b_lay, np.empty(14, np.float32))
     # a broadcast batch reaches only its own matrix
     km.matmul(a, ((2, 3, 4), (0, 4, 1), 0), b, ((2, 4, 5), (0, 5, 1), 0), np.empty(30, np.float32))
@@ -539,7 +546,9 @@ def test_kernel_refuses_what_it_cannot_run():
         km.matmul(a.astype(np.float16), a_lay, b.astype(np.float16), b_lay, c.astype(np.float16))
     with pytest.raises(StridedError, match="matmul: expected b as a 1-D contiguous numpy array, got shape \\(4, 5\\)"):
         km.matmul(a, a_lay, b.reshape(4, 5), b_lay, c)
-    with pytest.raises(StridedError, match="matmul: expected a as a 1-D contiguous numpy array, got shape \\(12,\\) strides \\(8,\\)"):
+    with pytest.raises(StridedError,
+                       match="matmul: expected a as a 1-D contiguous numpy array, "
+                             "got shape \\(12,\\) strides \\(8,\\)"):
         km.matmul(np.ones(24, np.float32)[::2], a_lay, b, b_lay, c)
     with pytest.raises(StridedError, match="matmul: expected c as a 1-D contiguous numpy array, got list"):
         km.matmul(a, a_lay, b, b_lay, [0.0] * 15)
@@ -550,11 +559,16 @@ def test_kernel_refuses_what_it_cannot_run():
     shared = np.ones(40, np.float32)
     with pytest.raises(StridedError, match="matmul: expected c not to overlap a or b"):
         km.matmul(shared, a_lay, b, b_lay, shared[20:])
-    with pytest.raises(ShapeError, match=r"matmul: expected a's columns to match b's rows, got a shape \(3, 4\) and b shape \(5, 5\)"):
+    with pytest.raises(ShapeError,
+                       match=r"matmul: expected a's columns to match b's rows, "
+                             r"got a shape \(3, 4\) and b shape \(5, 5\)"):
         km.matmul(a, a_lay, b, ((5, 5), (5, 1), 0), c)
-    with pytest.raises(ShapeError, match=r"matmul: expected batch dims that broadcast, got a shape \(2, 3, 4\) and b shape \(3, 4, 5\)"):
+    with pytest.raises(ShapeError,
+                       match=r"matmul: expected batch dims that broadcast, "
+                             r"got a shape \(2, 3, 4\) and b shape \(3, 4, 5\)"):
         km.matmul(a, ((2, 3, 4), (0, 4, 1), 0), b, ((3, 4, 5), (0, 5, 1), 0), np.empty(90, np.float32))
-    with pytest.raises(ShapeError, match=r"matmul: expected a_layout of rank >= 2 with one stride per dim, got shape \(12,\) stride \(1,\)"):
+    with pytest.raises(ShapeError, match=r"matmul: expected a_layout of rank >= 2 with one stride per dim, "
+                                         r"got shape \(12,\) stride \(1,\)"):
         km.matmul(a, ((12,), (1,), 0), b, b_lay, c)
     with pytest.raises(ShapeError, match="matmul: expected b_layout as \\(shape, stride, offset\\) of ints"):
         km.matmul(a, a_lay, b, ((4, 5), (5, 1.5), 0), c)

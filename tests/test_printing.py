@@ -219,8 +219,8 @@ DTYPES = ["f32", "f64", "i64", "bool", "f16", "bf16", "u8"]
     dtype=st.sampled_from(DTYPES),
     scale=st.sampled_from([1e-6, 1e-3, 0.1, 1.0, 1e3, 1e9]),
     integral=st.booleans(),
-    opts=st.sampled_from([{}, {"precision": 2}, {"threshold": 10, "edgeitems": 2}, {"linewidth": 40}, {"sci_mode": False},
-                          {"sci_mode": True, "precision": 2}]),
+    opts=st.sampled_from([{}, {"precision": 2}, {"threshold": 10, "edgeitems": 2}, {"linewidth": 40},
+                          {"sci_mode": False}, {"sci_mode": True, "precision": 2}]),
 )
 def test_values_match_pytorch(torch_str, chain, dtype, scale, integral, opts):
     torch, tensor_str = torch_str

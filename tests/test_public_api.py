@@ -72,7 +72,8 @@ ARRAY_API_NAMES = [
     "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
     "isfinite",
     "sum", "prod", "mean", "max", "min", "var", "std", "argmax", "argmin", "count_nonzero", "where", "all", "any",
-    "diff", "take", "take_along_axis", "reciprocal", "conj", "real", "imag", "matmul", "tensordot", "vecdot", "matrix_transpose", "linalg",
+    "diff", "take", "take_along_axis", "reciprocal", "conj", "real", "imag", "matmul", "tensordot", "vecdot",
+    "matrix_transpose", "linalg",
 ]
 LINALG_NAMES = [
     "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross", "cholesky", "det",

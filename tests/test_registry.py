@@ -154,7 +154,8 @@ def test_every_recorded_op_name_is_declared():
         v.flip((0,)), v.reshape((6, 4)), v.flatten_all(), v[0, 1:, ::2], v[..., None], v.t(),
         v.broadcast_as((5, 2, 3, 4)), v.expand((5, 2, 3, 4)), sd.as_strided(v, (2, 2), (1, 1)),
         v @ other, sd.cat([v, v], 1), v.index_select(sd.tensor([0, 0], dtype=sd.i64), 1),
-        sd.where(v > 1.0, v, 0.0), v.to_dtype(sd.f32), v.copy(), v.clone(), v.contiguous(), v.transpose(0, 1).contiguous(),
+        sd.where(v > 1.0, v, 0.0), v.to_dtype(sd.f32), v.copy(), v.clone(), v.contiguous(),
+        v.transpose(0, 1).contiguous(),
         v.force_contiguous(), v.sqr().abs().neg().relu().tanh().sigmoid().sin().cos().sign().recip().sqrt(),
     ]
     names = set()

@@ -121,19 +121,24 @@ OPS = {
     "neg": (lambda t: -t, np.negative, lambda s: (numel(s), numel(s))),
     "add_scalar": (lambda t: t + 1.5, lambda a: a + np.float32(1.5), lambda s: (numel(s), numel(s))),
     "mul_self": (lambda t: t * t, lambda a: a * a, lambda s: (numel(s), numel(s))),
-    "add_flipped": (lambda t: t + t.flip(list(range(t.ndim))), lambda a: a + np.flip(a), lambda s: (numel(s), numel(s))),
-    "where": (lambda t: sd.where(t > 3, t, 0.0), lambda a: np.where(a > 3, a, np.float32(0)), lambda s: (numel(s), numel(s))),
+    "add_flipped": (lambda t: t + t.flip(list(range(t.ndim))), lambda a: a + np.flip(a),
+                    lambda s: (numel(s), numel(s))),
+    "where": (lambda t: sd.where(t > 3, t, 0.0), lambda a: np.where(a > 3, a, np.float32(0)),
+              lambda s: (numel(s), numel(s))),
     "sum": (lambda t: t.sum(), lambda a: np.float32(np.sum(a, dtype=np.float64)), lambda s: (1, numel(s))),
     # rank 0 takes dim 0 like PyTorch (NumPy raises): the contract's choice
-    "sum_dim0": (lambda t: t.sum(0), lambda a: np.sum(a, axis=0 if a.ndim else None, dtype=np.float64).astype(np.float32),
+    "sum_dim0": (lambda t: t.sum(0),
+                 lambda a: np.sum(a, axis=0 if a.ndim else None, dtype=np.float64).astype(np.float32),
                  lambda s: (_rows(s), numel(s)) if s else (1, 1)),
     "max": (lambda t: t.max(), np.max, lambda s: (1, numel(s))),
     "argmax": (lambda t: t.argmax(), np.argmax, lambda s: (1, numel(s))),
     "matmul": (lambda t: t @ t if t.ndim == 1 else t @ t.transpose(-1, -2),
-               lambda a: np.matmul(a, a) if a.ndim == 1 else np.matmul(a.astype(np.float64), np.swapaxes(a, -1, -2)).astype(np.float32),
+               lambda a: np.matmul(a, a) if a.ndim == 1
+               else np.matmul(a.astype(np.float64), np.swapaxes(a, -1, -2)).astype(np.float32),
                lambda s: None if not s else ((1, numel(s)) if len(s) == 1 else
                                              (numel(s[:-1]) * s[-2], numel(s[:-1]) * s[-2] * s[-1]))),
-    "cat": (lambda t: sd.cat([t, t], 0), lambda a: np.concatenate([a, a], 0), lambda s: (2 * numel(s), numel(s)) if s else None),
+    "cat": (lambda t: sd.cat([t, t], 0), lambda a: np.concatenate([a, a], 0),
+            lambda s: (2 * numel(s), numel(s)) if s else None),
     "index_select": (lambda t: t.index_select([0, -1], 0), lambda a: np.take(a, [0, -1], axis=0),
                      lambda s: (2 * _rows(s), 2 * _rows(s)) if s else None),
 }
@@ -233,7 +238,8 @@ for ci, (cat, shape, stride, offset) in enumerate(cases):
             continue
         note(cat, name, "returned")
         if kind == "raise":
-            bad(cat, case, name, "returned shape %s; expected a StridedError" % (t.shape if got is None else got.shape,))
+            bad(cat, case, name,
+                "returned shape %s; expected a StridedError" % (t.shape if got is None else got.shape,))
         elif small and np_err is not None:
             bad(cat, case, name, "returned where NumPy raises %s: %s" % (type(np_err).__name__, np_err))
         elif small:
@@ -331,8 +337,10 @@ _GARBAGE = [None, "x", 1.5, -1, 2**70, 10**400, 1e-300, float("inf"), (1, "a"), 
 _ENTRY_POINTS = {
     "reshape": lambda a: _T.reshape(a), "reshape2": lambda a: _T.reshape(a, 4), "narrow": lambda a: _T.narrow(0, a, 1),
     "narrow_dim": lambda a: _T.narrow(a, 0, 1), "narrow_len": lambda a: _T.narrow(0, 0, a),
-    "transpose": lambda a: _T.transpose(a, 0), "permute": lambda a: _T.permute(a), "permute2": lambda a: _T.permute(1, a),
-    "expand": lambda a: _T.expand(a), "broadcast_as": lambda a: _T.broadcast_as(a), "unsqueeze": lambda a: _T.unsqueeze(a),
+    "transpose": lambda a: _T.transpose(a, 0), "permute": lambda a: _T.permute(a),
+    "permute2": lambda a: _T.permute(1, a),
+    "expand": lambda a: _T.expand(a), "broadcast_as": lambda a: _T.broadcast_as(a),
+    "unsqueeze": lambda a: _T.unsqueeze(a),
     "squeeze": lambda a: _T.squeeze(a), "flip": lambda a: _T.flip(a), "flip_list": lambda a: _T.flip([a]),
     "getitem": lambda a: _T[a], "select": lambda a: _T.select(0, a), "select_dim": lambda a: _T.select(a, 0),
     "slice": lambda a: _T.slice(0, a, None, None), "view_as": lambda a: _T.view_as(a),
@@ -341,14 +349,17 @@ _ENTRY_POINTS = {
     "argmin_keep": lambda a: _T.argmin(a, keepdim=True), "mean": lambda a: _T.mean(a),
     "index_select": lambda a: _T.index_select(a, 0), "index_select_dim": lambda a: _T.index_select([0], a),
     "cat": lambda a: sd.cat([_T, a], 0), "cat_dim": lambda a: sd.cat([_T, _T], a), "cat_seq": lambda a: sd.cat(a, 0),
-    "to_dtype": lambda a: _T.to_dtype(a), "tensor": lambda a: sd.tensor(a), "tensor_dtype": lambda a: sd.tensor([1, 2], dtype=a),
+    "to_dtype": lambda a: _T.to_dtype(a), "tensor": lambda a: sd.tensor(a),
+    "tensor_dtype": lambda a: sd.tensor([1, 2], dtype=a),
     "zeros": lambda a: sd.zeros(a), "ones": lambda a: sd.ones(a), "full": lambda a: sd.full((2,), a),
-    "arange": lambda a: sd.arange(a), "arange_step": lambda a: sd.arange(0, 1e300, a), "rand": lambda a: sd.rand(a), "from_numpy": lambda a: sd.from_numpy(a),
+    "arange": lambda a: sd.arange(a), "arange_step": lambda a: sd.arange(0, 1e300, a), "rand": lambda a: sd.rand(a),
+    "from_numpy": lambda a: sd.from_numpy(a),
     "add": lambda a: _T + a, "rsub": lambda a: a - _T, "pow": lambda a: _T ** a, "eq": lambda a: _T == a,
     "and": lambda a: (_T > 1) & a, "matmul": lambda a: _T @ a, "rmatmul": lambda a: a @ _T,
     "where": lambda a: sd.where(a, _T, _T), "where_value": lambda a: sd.where(_T > 1, a, 0.0),
     "setitem": lambda a: _T.copy().__setitem__(a, 1.0), "setitem_value": lambda a: _T.copy().__setitem__(0, a),
-    "fill_": lambda a: _T.copy().fill_(a), "copy_": lambda a: _T.copy().copy_(a), "iadd": lambda a: _T.copy().__iadd__(a),
+    "fill_": lambda a: _T.copy().fill_(a), "copy_": lambda a: _T.copy().copy_(a),
+    "iadd": lambda a: _T.copy().__iadd__(a),
     "tiles": lambda a: sd.tiles(_T, a), "local_tile": lambda a: sd.local_tile(_T, (1, 2), a),
     "set_num_threads": lambda a: sd.set_num_threads(a), "set_buffer_pool": lambda a: sd.set_buffer_pool(a),
     "Layout": lambda a: sd.Layout(a), "Layout_stride": lambda a: sd.Layout((2, 3), a), "NdIter": lambda a: sd.NdIter(a),

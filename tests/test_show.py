@@ -139,7 +139,8 @@ def parse_svg(text):
             key = (int(g.get("data-m")), int(g.get("data-n")))
             cells[key] = (int(g.get("data-offset")), rect.get("fill"), label.text)
         elif g.get("class") == "buf":
-            buffer[int(g.get("data-index"))] = (int(g.get("data-hits")), rect.get("fill"), rect.get("stroke"), label.text)
+            buffer[int(g.get("data-index"))] = (int(g.get("data-hits")), rect.get("fill"), rect.get("stroke"),
+                                                label.text)
     return root, cells, buffer
 
 

@@ -117,7 +117,8 @@ _SPIN = (
 ])
 def test_idle_threads_wait_policy_never_overrides_the_user(env, want):
     base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
-    out = subprocess.run([sys.executable, "-c", _SPIN], env={**base, **env}, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", _SPIN], env={**base, **env}, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = out.stdout.split()
     assert " ".join(got[:-1]) == want

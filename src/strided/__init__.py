@@ -20,7 +20,9 @@ from .errors import (
 from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, UniformBlocks
 from .storage import Storage, pool_bytes, set_buffer_pool
 from .tensor import Tensor, as_strided, same_buffer
-from .creation import arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
+from .creation import (
+    arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like,
+)
 from . import ops  # installs Tensor's math, copies and writes from the op registry
 from .ops import cat, index_select, sliding_window_view, where
 from . import interop  # installs the array interface and DLPack methods

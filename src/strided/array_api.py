@@ -255,7 +255,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     if target is None or out.device == target:
         return out
     if copy is False:
-        raise StridedError(f"asarray: moving a tensor on {out.device} to {target} needs a copy, but copy=False was given")
+        raise StridedError(
+            f"asarray: moving a tensor on {out.device} to {target} needs a copy, but copy=False was given")
     return devices.to_device(out, target, "asarray")
 
 
@@ -914,8 +915,9 @@ def gather_index(t: Tensor, index) -> Tensor:
     if builtins.sum(is_array) == 1 and builtins.all(a or isinstance(i, slice) or i is Ellipsis
                                                     for i, a in zip(idx, is_array)):
         return _gather_one(t, idx, is_array.index(True))
+    others = ", ".join(sorted({type(i).__name__ for i, a in zip(idx, is_array) if not a}))
     raise StridedIndexError(
-        f"getitem: integer arrays mixed with {', '.join(sorted({type(i).__name__ for i, a in zip(idx, is_array) if not a}))} "
+        f"getitem: integer arrays mixed with {others} "
         "are not supported (use integers and arrays only, or one array among slices)")
 
 
@@ -1143,9 +1145,11 @@ def _shift_fn(name: str):
         # array_api_strict refuses negative counts (NumPy's result, 0 or -1, is what the
         # operators << and >> give).
         neg = (x2 < 0 if isinstance(x2, numbers.Integral) else
-               isinstance(x2, Tensor) and x2.dtype.kind == "i" and x2.numel and builtins.bool(reduce("min", x2).item() < 0))
+               isinstance(x2, Tensor) and x2.dtype.kind == "i" and x2.numel
+               and builtins.bool(reduce("min", x2).item() < 0))
         if neg:
-            raise StridedError(f"{name}: shift counts must be >= 0, got {x2 if not isinstance(x2, Tensor) else 'negative counts'}")
+            got = x2 if not isinstance(x2, Tensor) else "negative counts"
+            raise StridedError(f"{name}: shift counts must be >= 0, got {got}")
         return binary(name, x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
@@ -1241,8 +1245,9 @@ Tensor.__complex__ = _complex
 Tensor.__pos__ = _pos
 
 __all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
-    "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError", "ShapeError", "StridedError",
-    "StridedIndexError", "Tensor", "GATHER_INDEX", "check_size", "from_dlpack", "from_cuda_array_interface", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
+    "annotations", "builtins", "math", "ml_dtypes", "numbers", "operator", "np", "dt", "DType", "DTypeError",
+    "ShapeError", "StridedError", "StridedIndexError", "Tensor", "GATHER_INDEX", "check_size", "from_dlpack",
+    "from_cuda_array_interface", "as_strided", "as_int_tuple", "broadcast_shapes_of", "norm_dim", "arg_reduce",
     "binary", "cat", "copy_tensor", "index_select", "reduce", "to_dtype", "unary",
     "check_device", "expect_tensor", "int_arg", "float_dtype", "shape_arg", "tensor", "from_numpy", "DEVICE", "Info",
     "placed",

@@ -176,7 +176,8 @@ def _representable(lay, cute_text) -> dict:
         "candle": _verdict(
             "not representable" if neg else "representable",
             "strides and start_offset are usize: no negative strides, so no flipped views (flip copies "
-            "through index_select)" if neg else f"Layout {{{_fmt(lay)}}}{flat_note}; size-1 dims never affect addressing",
+            "through index_select)" if neg
+            else f"Layout {{{_fmt(lay)}}}{flat_note}; size-1 dims never affect addressing",
             SEED_CANDLE,
         ),
         "numpy": _verdict(

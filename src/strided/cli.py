@@ -17,12 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--plot", metavar="FILE.png", help="draw the ratio chart (needs matplotlib)")
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
-    bench.add_argument("--sweep", action="store_true", help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
+    bench.add_argument("--sweep", action="store_true",
+                       help="ten op families from 16^2 to 2048^2 against issue 15's target instead")
     bench.add_argument("--fused", action="store_true",
                        help="chains of ops fused by strided.fuse beside eager, NumPy, numexpr and PyTorch instead")
-    bench.add_argument("--thresholds", action="store_true", help="each family on one thread and in parallel across sizes instead")
+    bench.add_argument("--thresholds", action="store_true",
+                       help="each family on one thread and in parallel across sizes instead")
     bench.add_argument("--threads", action="store_true",
-                       help="the thread-pool checks instead: op handoffs (strided alone, then beside PyTorch) and a 3-layer network")
+                       help="the thread-pool checks instead: op handoffs (strided alone, then beside PyTorch) "
+                            "and a 3-layer network")
     bench.add_argument("--one-process", action="store_true",
                        help="time every library in this one process (default: each in its own, alternating)")
     bench.add_argument("--cuda", action="store_true",
@@ -31,8 +34,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --cuda: 'small' runs only the correctness part on tiny layouts (the simulator can)")
     show = sub.add_parser("show", help="draw a layout: an ASCII grid, and an SVG or PNG picture")
     show.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")
-    show.add_argument("--buffer", type=int, metavar="N", help="buffer length to draw (default: what the layout reaches)")
-    show.add_argument("--buffer-cols", type=int, metavar="K", help="buffer cells per row in the picture (10 draws a 10x10 buffer)")
+    show.add_argument("--buffer", type=int, metavar="N",
+                      help="buffer length to draw (default: what the layout reaches)")
+    show.add_argument("--buffer-cols", type=int, metavar="K",
+                      help="buffer cells per row in the picture (10 draws a 10x10 buffer)")
     show.add_argument("--svg", metavar="FILE", help="write an SVG picture (no dependency)")
     show.add_argument("--png", metavar="FILE", help="write a PNG picture (needs matplotlib)")
     show.add_argument("--tikz", metavar="FILE.tex", help="write the grid as a LaTeX/TikZ document (C++ print_latex)")
@@ -40,9 +45,11 @@ def main(argv: list[str] | None = None) -> int:
                       help="colour cells by offset or by shared-memory bank (default: bank for swizzled layouts)")
     show.add_argument("--element-bytes", type=int, default=4, metavar="B", help="element size for banks (default 4)")
     show.add_argument("--tv", metavar="VAL_LAYOUT",
-                      help="the layout is the threads; draw make_layout_tv(layout, VAL_LAYOUT), thread and value per cell")
+                      help="the layout is the threads; draw make_layout_tv(layout, VAL_LAYOUT), "
+                           "thread and value per cell")
     sub.add_parser("threads", help="every thread pool in this process, its size, and the CPUs it may use")
-    stubs = sub.add_parser("stubs", help="write src/strided/tensor.pyi, Tensor's whole surface for editors and type checkers")
+    stubs = sub.add_parser("stubs",
+                           help="write src/strided/tensor.pyi, Tensor's whole surface for editors and type checkers")
     stubs.add_argument("--check", action="store_true", help="only say whether the committed stub is up to date")
     check = sub.add_parser("check", help="what candle, NumPy, PyTorch, CuTe and strided do with a layout")
     check.add_argument("layout", help="CuTe text like '(4,(2,4)):(2,(1,8))' or flat text like '(6,5):(10,1)+22'")

@@ -25,7 +25,8 @@ from .storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
 
 __all__ = [
-    "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed", "rand", "randn",
+    "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange", "manual_seed",
+    "rand", "randn",
     "tensor", "from_numpy", "as_strided", "same_buffer", "as_tensor_like", "rebuild", "rebuild_view",
     "pickled_parts", "expect_tensor", "int_arg", "check_device", "placed", "host_array",
 ]
@@ -109,7 +110,8 @@ def _arange(start, stop, step, dtype) -> Tensor:
         start, stop = 0, start
     for v in (start, stop, step):
         if not isinstance(v, numbers.Real) or not (isinstance(v, numbers.Integral) or isfinite(v)):
-            raise StridedError(f"arange: expected finite real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
+            raise StridedError(
+                f"arange: expected finite real numbers, got start={start!r}, stop={stop!r}, step={step!r}")
     if step == 0:
         raise ShapeError("arange: step must be nonzero")
     ints = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
@@ -281,7 +283,8 @@ def from_numpy(a: np.ndarray) -> Tensor:
     if a.size == 0:
         return Tensor(wrap(np.empty(0, a.dtype)), Layout(a.shape, contiguous_strides(a.shape)), dtype)
     # Walk negative-stride dims backwards to reach the lowest address the array touches.
-    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides) + (Ellipsis,)]  # ... keeps 0-d a view
+    # (the trailing ... keeps a 0-d result a view)
+    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides) + (Ellipsis,)]
     low_strides = [abs(s) for s in strides]
     span = 1 + sum((n - 1) * s for n, s in zip(a.shape, low_strides))
     flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(item,), writeable=a.flags.writeable)

@@ -84,7 +84,8 @@ def _empty(shape, dtype=None, **kwargs):
 def _numel(x, axis=None, keepdims=False, dtype=None, **kwargs):
     """How many elements each reduction of ``x`` over ``axis`` sees (Dask's mean and var need it)."""
     shape = x.shape
-    dims = range(len(shape)) if axis is None else [a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    dims = range(len(shape)) if axis is None else [a % len(shape) for a in axes]
     n = 1
     for d in dims:
         n *= shape[d]

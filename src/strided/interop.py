@@ -688,14 +688,16 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """
 
     copy = _check_copy("from_dlpack", copy)
-    if not _is_capsule(x) and hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__") \
-            and int(x.__dlpack_device__()[0]) == K_DL_CUDA and device in (None, "cuda", f"cuda:{int(x.__dlpack_device__()[1])}"):
+    if (not _is_capsule(x) and hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__")
+            and int(x.__dlpack_device__()[0]) == K_DL_CUDA
+            and device in (None, "cuda", f"cuda:{int(x.__dlpack_device__()[1])}")):
         # A CUDA producer (a PyTorch or CuPy tensor): the same memory through its CUDA array
         # interface, which says everything the capsule would (a capsule alone is not read yet).
         t = from_cuda_array_interface(x, "from_dlpack")
         return Tensor(alloc_copy(t), Layout.contiguous(t.shape), t.dtype) if copy else t
     if device is not None and device not in ("cpu", (K_DL_CPU, 0)):
-        raise DLPackError(f"from_dlpack: strided tensors live on the CPU; expected device=None or 'cpu', got {device!r}")
+        raise DLPackError(
+            f"from_dlpack: strided tensors live on the CPU; expected device=None or 'cpu', got {device!r}")
     if _is_capsule(x):
         cap = x
     elif hasattr(x, "__dlpack__"):

@@ -92,7 +92,8 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     # The kernel checks both layouts against their buffers before it reads anything.
     a_lay, b_lay = (a_shape, a_stride, alay.offset), (b_shape, b_stride, blay.offset)
     (km if device == "cpu" else BACKENDS[device].matmul).matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
-    if device == "cpu" and want is comp and abuf is a._storage.data and bbuf is b._storage.data and _chunk is None and numel:
+    if (device == "cpu" and want is comp and abuf is a._storage.data and bbuf is b._storage.data
+            and _chunk is None and numel):
         bound = km.bind(a_lay, b_lay, comp.np)
         if bound is not None:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),

@@ -182,7 +182,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
         raise ShapeError(f"vecdot: dim {axis} of {x1.shape} and of {x2.shape} differ")
     out = ((x1.conj() if x1.dtype.is_complex else x1) * x2).sum(d - n)
     want = dt.promote(x1.dtype, x2.dtype)
-    return out if out.dtype is want else out.to_dtype(want)  # integer sums widen to i64; the standard keeps the operands' type
+    # integer sums widen to i64; the standard keeps the operands' type
+    return out if out.dtype is want else out.to_dtype(want)
 
 
 def outer(x1, x2, /) -> Tensor:
@@ -263,7 +264,8 @@ def _rtol(op: str, rtol, x: Tensor, a: np.ndarray):
         except ValueError:
             fits = False
         if not fits:
-            raise ShapeError(f"{op}: rtol of shape {rtol.shape} does not broadcast against the stack {x.shape[:-2]}") from None
+            raise ShapeError(
+                f"{op}: rtol of shape {rtol.shape} does not broadcast against the stack {x.shape[:-2]}") from None
         return rtol.numpy()[..., None]
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.integer, np.floating)):
         raise StridedError(f"{op}: expected a real rtol, got {rtol!r}")

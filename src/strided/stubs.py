@@ -70,8 +70,9 @@ def _method(name: str, value) -> list[str]:
 def tensor_stub() -> str:
     mod = sys.modules["strided.tensor"]
     lines = [HEADER]
-    bases = sorted({(b.__module__, b.__name__) for c in vars(mod).values() if inspect.isclass(c)
-                    and c.__module__ == mod.__name__ for b in c.__bases__ if b.__module__ not in (mod.__name__, "builtins")})
+    bases = sorted({(b.__module__, b.__name__) for c in vars(mod).values()
+                    if inspect.isclass(c) and c.__module__ == mod.__name__
+                    for b in c.__bases__ if b.__module__ not in (mod.__name__, "builtins")})
     lines += [f"from {m} import {n}" for m, n in bases] + ([""] if bases else [])
     for name, value in sorted(vars(mod).items()):
         if name.startswith("__") or getattr(value, "__module__", None) not in (mod.__name__, None):

@@ -272,7 +272,8 @@ class Tensor:
 
     @property
     def T(self):
-        return self._view(self.layout.permute(tuple(reversed(range(self.ndim)))), "permute", tuple(reversed(range(self.ndim))))
+        dims = tuple(reversed(range(self.ndim)))
+        return self._view(self.layout.permute(dims), "permute", dims)
 
     def permute(self, *dims):
         dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims

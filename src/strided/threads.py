@@ -182,7 +182,8 @@ def pools() -> list[dict]:
         found = []
     for info in found:
         path = info.get("filepath") or ""
-        owner = path.split(os.sep + "site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in path else os.path.dirname(path)
+        owner = (path.split(os.sep + "site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in path
+                 else os.path.dirname(path))
         mine = info.get("user_api") == "openmp" and layer == "omp" and "site-packages" not in path
         out.append({"pool": f"{info.get('internal_api')} ({owner})", "library": os.path.basename(path),
                     "api": info.get("user_api"), "threads": info.get("num_threads"), "strided": mine})
@@ -206,7 +207,8 @@ def pools_report() -> str:
     lines.append(f"CPUs this process may use: {cpus} (affinity {report['affinity']}, cgroup quota "
                  f"{report['cgroup_quota'] if report['cgroup_quota'] is not None else 'none'})")
     spin = os.environ.get("GOMP_SPINCOUNT")
-    how = ("set by strided" if WAIT_SET else "set by the user") if spin or os.environ.get("OMP_WAIT_POLICY") else "unset"
+    how = (("set by strided" if WAIT_SET else "set by the user") if spin or os.environ.get("OMP_WAIT_POLICY")
+           else "unset")
     lines.append(f"idle OpenMP threads: GOMP_SPINCOUNT={spin or '-'} OMP_WAIT_POLICY="
                  f"{os.environ.get('OMP_WAIT_POLICY', '-')} ({how})")
     if total > cpus:

@@ -59,7 +59,8 @@ def tour_layouts() -> None:
 
     section("seed 000: the (4,1).t() puzzle", "size-1 dims never affect addressing, so contiguity ignores them.")
     odd = Layout.contiguous((4, 1)).transpose(0, 1)
-    print(f"(4,1).t(): dims={format_list(odd.shape)} stride={format_list(odd.stride)} contiguous={str(odd.is_contiguous()).lower()}")
+    print(f"(4,1).t(): dims={format_list(odd.shape)} stride={format_list(odd.stride)} "
+          f"contiguous={str(odd.is_contiguous()).lower()}")
 
 
 def tour_ravel() -> None:
@@ -164,7 +165,8 @@ def tour_matmul() -> None:
     y = rng.standard_normal((3, 2, 5, 6), dtype=np.float32)
     cases = [
         ("a @ w.t()", sd.from_numpy(a) @ sd.from_numpy(w).t(), a @ w.T),
-        ("a @ w.narrow(1,0,16) (16 cols of 32x32)", sd.from_numpy(a16) @ sd.from_numpy(w).narrow(1, 0, 16).narrow(0, 0, 16), a16 @ w[:16, :16]),
+        ("a @ w.narrow(1,0,16) (16 cols of 32x32)",
+         sd.from_numpy(a16) @ sd.from_numpy(w).narrow(1, 0, 16).narrow(0, 0, 16), a16 @ w[:16, :16]),
         ("permuted batch matmul", sd.from_numpy(x).permute(1, 0, 2, 3) @ sd.from_numpy(y), x.transpose(1, 0, 2, 3) @ y),
     ]
     for name, got, want in cases:
@@ -224,7 +226,8 @@ def tour_views_and_copies() -> None:
         ("a.squeeze(0)", a.squeeze(0)),
         ("a.transpose(1, 1)", a.transpose(1, 1)),
     ]:
-        print(f"{name:<36} contiguous {str(t.is_contiguous()).lower():<5} same buffer {str(sd.same_buffer(t, a)).lower()}")
+        print(f"{name:<36} contiguous {str(t.is_contiguous()).lower():<5} "
+              f"same buffer {str(sd.same_buffer(t, a)).lower()}")
 
     section(
         "seed 004, exercise 2: the memory behind a broadcast",
@@ -276,8 +279,9 @@ def tour_threads() -> None:
           f"{'none' if quota is None else f'{quota:g} CPUs'} -> default {r['default']}")
     physical = r["physical_cores"]
     if physical is not None:
+        more = f", {physical / r['default']:.1f}x what may run at once" if physical > r["default"] else ""
         print(f"a library taking all physical cores (candle's num_cpus::get_physical) would start {physical} "
-              f"threads here" + (f", {physical / r['default']:.1f}x what may run at once" if physical > r["default"] else ""))
+              f"threads here" + more)
     print(f"logical CPUs the machine reports (what NumPy's OpenBLAS and numba see): {r['logical_cpus']}")
 
 

@@ -507,7 +507,8 @@ def test_logical_functions():
 
 def _axis_draw(data, nd):
     return data.draw(st.one_of(st.none(), st.integers(-nd, nd - 1) if nd else st.none(),
-                               st.lists(st.integers(0, nd - 1), unique=True, max_size=nd).map(tuple) if nd else st.none()),
+                               st.lists(st.integers(0, nd - 1), unique=True, max_size=nd).map(tuple) if nd
+                               else st.none()),
                      label="axis")
 
 
@@ -567,7 +568,8 @@ def test_sum_and_prod_in_a_dtype_asked_for():
         got = getattr(sd, name)(sd.asarray(a), dtype=sd.uint8)
         want = getattr(xps, name)(strict(a), dtype=xps.uint8)
         same(got, np.asarray(want))
-        same(getattr(sd, name)(sd.asarray(a), dtype=sd.float32), np.asarray(getattr(xps, name)(strict(a), dtype=xps.float32)))
+        same(getattr(sd, name)(sd.asarray(a), dtype=sd.float32),
+             np.asarray(getattr(xps, name)(strict(a), dtype=xps.float32)))
 
 
 def test_where_with_scalars():

@@ -125,7 +125,8 @@ def test_non_finite_inputs_match_numpy(name):
     if name == "tanh":
         # npymath takes the zero's sign from sin(b)cos(b) at a = +-inf; the standard asks +0 at b > 0
         skip = {i for i, z in enumerate(_GRID) if math.isinf(z.real) and math.isfinite(z.imag) and z.imag != 0}
-    wrong = [(_GRID[i], got[i], want[i]) for i in range(len(_GRID)) if i not in skip and not _same_or_open(got[i], want[i])]
+    wrong = [(_GRID[i], got[i], want[i]) for i in range(len(_GRID))
+             if i not in skip and not _same_or_open(got[i], want[i])]
     assert not wrong, f"{name}: (input, got, numpy) {wrong}"
 
 
@@ -133,11 +134,13 @@ def test_non_finite_inputs_match_numpy(name):
 def test_conjugate_and_odd_symmetries(name):
     got = _apply(name, _GRID)
     conj = _apply(name, np.conj(_GRID))
-    wrong = [(_GRID[i], got[i], conj[i]) for i in range(len(_GRID)) if not _same_or_open(complex(conj[i]), complex(got[i]).conjugate())]
+    wrong = [(_GRID[i], got[i], conj[i]) for i in range(len(_GRID))
+             if not _same_or_open(complex(conj[i]), complex(got[i]).conjugate())]
     assert not wrong, f"{name}(conj z) != conj({name}(z)): {wrong}"
     if name in ODD:
         neg = _apply(name, -_GRID)
-        wrong = [(_GRID[i], got[i], neg[i]) for i in range(len(_GRID)) if not _same_or_open(complex(neg[i]), -complex(got[i]))]
+        wrong = [(_GRID[i], got[i], neg[i]) for i in range(len(_GRID))
+                 if not _same_or_open(complex(neg[i]), -complex(got[i]))]
         assert not wrong, f"{name}(-z) != -{name}(z): {wrong}"
 
 

@@ -231,7 +231,8 @@ def _quiet(fn):
 FULL_SWEEP = os.environ.get("STRIDED_EVERY_DTYPE") == "1"
 
 
-@pytest.mark.skipif(not FULL_SWEEP, reason="STRIDED_EVERY_DTYPE=1 runs the every-dtype value sweep (about an hour cold)")
+@pytest.mark.skipif(not FULL_SWEEP,
+                    reason="STRIDED_EVERY_DTYPE=1 runs the every-dtype value sweep (about an hour cold)")
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 @ONE
 @given(st.data())

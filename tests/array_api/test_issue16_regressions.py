@@ -14,7 +14,8 @@ def test_f64_tensor_from_python_floats_does_not_go_through_f32():
     assert sd.tensor([[0.1, 1e-320]], dtype="float64").tolist() == [[0.1, 1e-320]]
     # one rounding, not two: bf16 of a Python float is NumPy's bf16 of the double
     x = 1.0 + 2.0 ** -8 + 2.0 ** -30  # rounds up in one step, to even (down) through f32
-    assert sd.tensor([x], dtype=sd.bf16).numpy().view(np.uint16)[0] == np.array([x]).astype(sd.bf16.np).view(np.uint16)[0]
+    assert (sd.tensor([x], dtype=sd.bf16).numpy().view(np.uint16)[0]
+            == np.array([x]).astype(sd.bf16.np).view(np.uint16)[0])
     # without a dtype, Python floats still default to f32
     assert sd.tensor([0.1]).dtype is sd.f32
 
@@ -40,7 +41,9 @@ def test_none_is_not_a_dtype_for_conversions():
         sd.zeros((2,)).to_dtype(None)
 
 
-@pytest.mark.parametrize("shapes", [((2, 1), (1, 3)), ((3,), (2, 1)), ((), (4,)), ((5, 1, 2), (7, 1)), ((0, 1), (1, 4))])
+@pytest.mark.parametrize("shapes", [
+    ((2, 1), (1, 3)), ((3,), (2, 1)), ((), (4,)), ((5, 1, 2), (7, 1)), ((0, 1), (1, 4)),
+])
 def test_broadcast_shapes_is_numpys(shapes):
     assert sd.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
 

@@ -147,7 +147,8 @@ def test_copies_keep_every_bit(tx):
     t, a = tx
     c = t.copy()
     assert c.is_contiguous() and not sd.same_buffer(c, t)
-    np.testing.assert_array_equal(np.ascontiguousarray(c.numpy()).reshape(-1).view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+    np.testing.assert_array_equal(np.ascontiguousarray(c.numpy()).reshape(-1).view(np.uint8),
+                                  np.ascontiguousarray(a).reshape(-1).view(np.uint8))
 
 
 # (source, targets): every new dtype converted to and from a few others, as NumPy's astype

@@ -84,7 +84,8 @@ def test_numpy_functions_on_tensors(tx, data):
     same(np.reshape(t, (-1,)), np.reshape(a, (-1,)))
     same(np.where(t > 0, t, -1.0), np.where(a > 0, a, -1.0))
     same(np.clip(t, -0.5, 0.5), np.clip(a, -0.5, 0.5))
-    idx = data.draw(st.lists(st.integers(0, max(a.shape[axis] - 1, 0)), max_size=4), label="idx") if a.shape[axis] else []
+    idx = (data.draw(st.lists(st.integers(0, max(a.shape[axis] - 1, 0)), max_size=4), label="idx")
+           if a.shape[axis] else [])
     same(np.take(t, np.array(idx, dtype=np.int64), axis=axis), np.take(a, np.array(idx, dtype=np.int64), axis=axis))
     same(np.flip(t, axis), np.flip(a, axis))
     same(np.roll(t, 2, axis), np.roll(a, 2, axis))
@@ -122,7 +123,8 @@ def test_np_dtype_of_every_dtype():
 
 @pytest.mark.parametrize("call", [
     lambda t: np.median(t), lambda t: np.partition(t, 1), lambda t: np.ptp(t), lambda t: np.gcd(t.astype(int), 4),
-    lambda t: np.add.accumulate(t), lambda t: np.sum(t, where=t > 1.5), lambda t: np.add(t, 1, where=t > 1.5, out=t * 0),
+    lambda t: np.add.accumulate(t), lambda t: np.sum(t, where=t > 1.5),
+    lambda t: np.add(t, 1, where=t > 1.5, out=t * 0),
     lambda t: np.reshape(t, (3,), order="F"), lambda t: np.where(t > 1.5),
 ])
 def test_what_strided_has_no_kernel_for_numpy_computes_on_views(call):

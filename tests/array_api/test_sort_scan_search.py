@@ -55,7 +55,8 @@ def exact(got, want, signs=True):
 def test_sort_and_argsort_are_array_api_strict_on_any_layout(data, descending):
     t, a = data.draw(tensors())
     axis = data.draw(st.integers(-t.ndim, t.ndim - 1), label="axis")
-    exact(sd.sort(t, axis=axis, descending=descending), np.asarray(xps.sort(strict(a), axis=axis, descending=descending)))
+    exact(sd.sort(t, axis=axis, descending=descending),
+          np.asarray(xps.sort(strict(a), axis=axis, descending=descending)))
     exact(sd.argsort(t, axis=axis, descending=descending),
           np.asarray(xps.argsort(strict(a), axis=axis, descending=descending)))
     exact(t.sort(axis), np.sort(a, axis=axis, kind="stable"))

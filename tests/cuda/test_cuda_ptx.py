@@ -111,7 +111,8 @@ for h in (F16, BF16):  # half sources, f32 accumulators
 from strided.cuda import index as ci
 for e in (nt.uint8, nt.uint16, nt.uint32, nt.uint64):
     a = nt.Array(e, 1, "C")
-    ptx(ew._where, a, i64, tup(2), nt.Array(nt.boolean, 1, "C"), i64, tup(2), a, i64, tup(2), a, i64, tup(2), tup(2), i64)
+    ptx(ew._where, a, i64, tup(2), nt.Array(nt.boolean, 1, "C"), i64, tup(2), a, i64, tup(2), a, i64, tup(2),
+        tup(2), i64)
     ptx(ci._gather, a, i64, tup(3), a, i64, tup(3), tup(3), i64, nt.Array(i64, 1, "C"), i64)
 from strided.cuda import matmul as cmm
 for d in (F32, F64, F16, BF16, np.dtype(np.int64), np.dtype(np.uint8), np.dtype(bool)):
@@ -158,15 +159,15 @@ ELEMENTWISE_DTYPES = ("float32", "float64", "int64", "bool", "float16", "bfloat1
 @pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None, reason="numba-cuda is not installed")
 def test_every_copy_kernel_compiles_to_ptx_for_sm90():
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}  # the real compiler, whatever this run chose
-    out = subprocess.run([sys.executable, "-c", COMPILE % (ELEMENTWISE_DTYPES,)], capture_output=True, text=True, timeout=600, env=env,
-                         cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", COMPILE % (ELEMENTWISE_DTYPES,)], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-6000:]
     if out.stdout.startswith("NO-NVVM"):
         pytest.skip(f"numba-cuda finds no NVVM here ({out.stdout.strip()[:200]})")
     # copies: 4 widths x 8 kernels, 6 conversions and 12 with a half type; elementwise: every op on the 9
-    # ELEMENTWISE_DTYPES the CPU's table gives it (complex64's div, recip, sign, pow, expm1, log1p and log2
-    # too, since the op table's definitions compile for the device), and 2 mixed ones; reductions: 5 accumulators x (4 ops x 3
-    # kernels + 2 arg ops) and 2 half sources x (4 x 2 + 2); where and the gather: 4 widths each; gemm_kernel on
-    # 7 dtypes; strided.fuse's kernel for 7 expressions.  A new kernel or op changes the count: say what it adds
-    # above.
+    # ELEMENTWISE_DTYPES the CPU's table gives it (complex64's div, recip, sign, pow, expm1, log1p and log2 too,
+    # since the op table's definitions compile for the device), and 2 mixed ones; reductions: 5 accumulators x (4
+    # ops x 3 kernels + 2 arg ops) and 2 half sources x (4 x 2 + 2); where and the gather: 4 widths each;
+    # gemm_kernel on 7 dtypes; strided.fuse's kernel for 7 expressions.  A new kernel or op changes the count: say
+    # what it adds above.
     assert out.stdout.strip() == "PTX 498", out.stdout

@@ -510,7 +510,8 @@ def test_logical_divide_definition(A, B):
 def test_divide_variants_regroup_logical_divide(A, data):
     assume(isinstance(A.shape, tuple))
     k = data.draw(st.integers(1, A.rank))
-    tiler = tuple(data.draw(st.sampled_from([1, 2, Layout(2, 1), Layout(2, 2), Layout((2, 2), (1, 4))])) for _ in range(k))
+    tiler = tuple(data.draw(st.sampled_from([1, 2, Layout(2, 1), Layout(2, 2), Layout((2, 2), (1, 4))]))
+                  for _ in range(k))
     try:
         L = logical_divide(A, tiler)
     except ShapeError:

@@ -543,7 +543,8 @@ class NpSide:
         if a.size == 0:
             return np.empty(a.shape, a.dtype), np.empty(a.shape, np.int64)
         off = offsets_in(a, root)
-        return _strided(root, a.shape, tuple(s // a.itemsize for s in a.strides), int(off.flat[0]) if a.ndim else int(off)), off
+        return _strided(root, a.shape, tuple(s // a.itemsize for s in a.strides),
+                        int(off.flat[0]) if a.ndim else int(off)), off
 
 
 def _strided(flat: np.ndarray, shape, stride, offset) -> np.ndarray:
@@ -931,7 +932,8 @@ def _compare_layout(step, ours, npt: NpTensor, side: NpSide, T, NT) -> str | Non
             for d, (n, s, w) in enumerate(zip(a.shape, ours.stride, want_stride)):
                 if n > 1 and s != w:
                     return f"stride {ours.stride} != NumPy's {want_stride} (dim {d})"
-            want_off = int((a.__array_interface__["data"][0] - side.roots[npt.root].__array_interface__["data"][0]) // a.itemsize)
+            root_address = side.roots[npt.root].__array_interface__["data"][0]
+            want_off = int((a.__array_interface__["data"][0] - root_address) // a.itemsize)
             if ours.offset != want_off:
                 return f"offset {ours.offset} != NumPy's {want_off}"
         return None
@@ -949,7 +951,8 @@ def _compare_layout(step, ours, npt: NpTensor, side: NpSide, T, NT) -> str | Non
         ins = [NT[x] for x in step[2:] if isinstance(x, int)]
         if kind == "where":
             ins = [NT[x] for x in step[1:] if isinstance(x, int)]
-        if ins and all(x.arr.flags.c_contiguous and x.arr.shape == a.shape for x in ins) and not ours.layout.is_contiguous():
+        if (ins and all(x.arr.flags.c_contiguous and x.arr.shape == a.shape for x in ins)
+                and not ours.layout.is_contiguous()):
             return f"contiguous inputs gave a non-contiguous output {ours.layout}"
     return None
 
@@ -980,7 +983,8 @@ def check(program, sd=None) -> Failure | None:
                 return None  # nothing defined to compare from here on
             except (Expected, ValueError, TypeError, IndexError, OverflowError) as e:
                 if ours_err is None:
-                    return Failure(i, name, "no_error", f"NumPy raises {type(e).__name__}: {e}; strided returned {ours.shape}", ctx)
+                    return Failure(i, name, "no_error",
+                                   f"NumPy raises {type(e).__name__}: {e}; strided returned {ours.shape}", ctx)
                 if not isinstance(ours_err, StridedError):
                     return Failure(i, name, "wrong_error", f"NumPy raises {type(e).__name__}: {e}; strided raised "
                                    f"{type(ours_err).__name__} (not a StridedError): {ours_err}", ctx)
@@ -1189,7 +1193,8 @@ class _Gen:
             lead = (ch.int(1, 3),) if prod(shape) * 3 <= MAX_NUMEL else (1,)
             return lead + tuple(shape)
         if mode == 3:  # both sides stretch: 1 where the other has a size
-            return tuple(ch.int(2, 3) if n == 1 and prod(shape) * 3 <= MAX_NUMEL else (1 if ch.chance(30) else n) for n in shape)
+            return tuple(ch.int(2, 3) if n == 1 and prod(shape) * 3 <= MAX_NUMEL else (1 if ch.chance(30) else n)
+                         for n in shape)
         return tuple(shape)
 
     # -- views
@@ -1216,7 +1221,8 @@ class _Gen:
                 else:
                     tail.append(n)
             target = lead + tuple(tail)
-            if prod(abs(n) for n in target) * max(1, a.size) > MAX_NUMEL * 4 or prod(abs(n) for n in target) > MAX_NUMEL:
+            if (prod(abs(n) for n in target) * max(1, a.size) > MAX_NUMEL * 4
+                    or prod(abs(n) for n in target) > MAX_NUMEL):
                 target = a.shape
             return op, (target,)
         if op == "reshape":
@@ -1503,7 +1509,8 @@ class _Gen:
             target = np_view(self.arr(dst), "getitem", (idx,)).shape
         except (Expected, IndexError, ValueError, TypeError):
             target = ()
-        src = self.write_source(dst, target) if self.ch.chance(70) else ("scalar", self.scalar(NAME[self.arr(dst).dtype]))
+        src = (self.write_source(dst, target) if self.ch.chance(70)
+               else ("scalar", self.scalar(NAME[self.arr(dst).dtype])))
         if src is not None:
             self.emit(("setitem", dst, idx, src))
 

@@ -116,7 +116,8 @@ def test_a_planted_bug_is_caught_and_minimised(monkeypatch):
 
 
 def test_a_planted_layout_bug_is_caught(monkeypatch):
-    """A flip that forgets to flip (same buffer, same strides) is caught (values, then layout, are compared after every view)."""
+    """A flip that forgets to flip (same buffer, same strides) is caught (values, then layout, are compared
+    after every view)."""
     monkeypatch.setattr(sd.Tensor, "flip", lambda self, dims: self.clone())
     for i in range(300):
         f = fuzz.check(fuzz.generate(fuzz.Choices(seed=[12, i]), profile="ci"))

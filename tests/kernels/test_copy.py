@@ -116,7 +116,8 @@ def test_f16_bits_to_f64_all_patterns():
 
 
 def test_bf16_bits_to_f32_all_patterns():
-    np.testing.assert_array_equal(bits(_map_to_f32(ALL16, kh.bf16_bits_to_f32)), bits(ALL16.view(BF16).astype(np.float32)))
+    np.testing.assert_array_equal(bits(_map_to_f32(ALL16, kh.bf16_bits_to_f32)),
+                                  bits(ALL16.view(BF16).astype(np.float32)))
 
 
 def test_half_to_half_all_patterns():

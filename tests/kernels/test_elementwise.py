@@ -243,7 +243,8 @@ UNARY_CASES += [("abs", "int64"), ("relu", "int64"), ("sign", "int64"), ("sqr", 
 UNARY_CASES += [("bitwise_invert", d) for d in ("uint8", "uint32", "int64", "bool")]
 
 BINARY_CASES = [("add", d) for d in DTYPES]
-BINARY_CASES += [(op, "float32") for op in ("sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge")]
+BINARY_CASES += [(op, "float32")
+                 for op in ("sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge")]
 BINARY_CASES += [("mul", "uint8"), ("sub", "uint32"), ("maximum", "int64"), ("lt", "int64"), ("pow", "int64")]
 BINARY_CASES += [("mul", "bool"), ("maximum", "bool"), ("eq", "bool"), ("logical_and", "bool"), ("logical_or", "bool")]
 BINARY_CASES += [(op, "float32") for op in ("atan2", "hypot", "copysign", "logaddexp", "floor_divide", "remainder")]
@@ -420,16 +421,19 @@ def test_tiled_matches_numpy(kind, dtype, data):
     before = out.copy()
     ins = [x for pair in zip(bufs, (l for l, _ in lays)) for x in pair]
     p = ew.plan(olay, *(l for l, _ in lays))
-    getattr(ew, {"add": "binary", "exp": "unary", "where": "where"}[kind])(*(([kind] if kind != "where" else []) + ins + [out, olay]))
+    fn = getattr(ew, {"add": "binary", "exp": "unary", "where": "where"}[kind])
+    fn(*(([kind] if kind != "where" else []) + ins + [out, olay]))
     views = [view(b, l) for b, (l, _) in zip(bufs, lays)]
     with np.errstate(all="ignore"):
-        want = {"add": lambda: np_binary("add", *views), "exp": lambda: np.exp(views[0]), "where": lambda: np.where(*views)}[kind]()
+        want = {"add": lambda: np_binary("add", *views), "exp": lambda: np.exp(views[0]),
+                "where": lambda: np.where(*views)}[kind]()
     check_out(out, before, olay, want, dtype)
     if olay.is_contiguous() and n0 >= ew.TILE_MIN:
         assert p.path == ew.TILED
 
 
-@pytest.mark.parametrize("n0,n1", [(63, 65), (64, 64), (1025, 1023), (2 * 1024 + 3, ew.TILE_MIN), (ew.TILE_MIN, 3 * 512 + 1)])
+@pytest.mark.parametrize("n0,n1", [(63, 65), (64, 64), (1025, 1023), (2 * 1024 + 3, ew.TILE_MIN),
+                                   (ew.TILE_MIN, 3 * 512 + 1)])
 def test_tile_edges(n0, n1):
     """Partial tiles on either edge, exact multiples, thin matrices and batches of them."""
     rng = np.random.default_rng(2)
@@ -487,7 +491,8 @@ def test_float32_functions_over_the_whole_range():
     x = np.concatenate(
         [
             np.linspace(-110, 95, 400_001, dtype=np.float32),
-            np.array([0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.33655, -103.97, -103.98, 1e-30, -1e-45], np.float32),
+            np.array([0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.33655, -103.97, -103.98, 1e-30, -1e-45],
+                     np.float32),
             np.random.default_rng(3).uniform(-1e-3, 1e-3, 100_000).astype(np.float32),
         ]
     )
@@ -618,7 +623,8 @@ def test_float64_exp_and_logs_over_the_whole_range():
     assert np.array_equal(serial_unary("log10", 10.0 ** k), k)
 
 
-@pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64), ("log1p", np.float64)])
+@pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64),
+                                      ("log1p", np.float64)])
 def test_float_math_vectorises(op, dtype):
     """The point of the polynomials: LLVM vectorises a loop over the op's scalar function
     (a libm call per element would keep it scalar).  Checked in the IR, not timed."""

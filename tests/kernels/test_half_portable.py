@@ -35,4 +35,5 @@ def test_portable_forms_run_as_python_on_numpy_scalars():
     for x in (np.float32(1e-8), np.float32(-3.0e-6), np.float32(65519.0), np.float32(65520.0), np.float32(np.nan)):
         assert kh.f32_as_f16_bits(x) == kh.f32_to_f16_bits(x)
         assert kh.f32_as_bf16_bits(x) == kh.f32_to_bf16_bits(x)
-        assert bits(np.float32(kh.bf16_bits_as_f32(kh.f32_as_bf16_bits(x)))) == bits(np.float32(x).astype(BF16).astype(np.float32))
+        assert (bits(np.float32(kh.bf16_bits_as_f32(kh.f32_as_bf16_bits(x))))
+                == bits(np.float32(x).astype(BF16).astype(np.float32)))

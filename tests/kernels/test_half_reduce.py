@@ -126,7 +126,8 @@ def test_any_layout_matches_the_f32_copy_bit_for_bit(dname, data):
             got, old = arg_both(op, src, lay, d)
             ks = keep_shape(shape, (d,))
             np.testing.assert_array_equal(got, old)
-            np.testing.assert_array_equal(got[: int(np.prod(ks))].reshape(ks), getattr(np, op)(v, axis=d, keepdims=True))
+            np.testing.assert_array_equal(got[: int(np.prod(ks))].reshape(ks),
+                                          getattr(np, op)(v, axis=d, keepdims=True))
 
 
 SIZES = [(PARALLEL_MIN - 1,), (PARALLEL_MIN + 3,), (2, PARALLEL_MIN // 2 + 5), (3, 5, 4370), (4370, 3, 5),
@@ -198,7 +199,8 @@ def test_nan_payloads_and_first_nan():
             for op in ("max", "min"):
                 got, old = reduce_both(op, a, lay, dims, np.zeros(int(np.prod(ks)), np.float32), Layout.contiguous(ks))
                 assert got.tobytes() == old.tobytes()
-                assert np.array_equal(isnan(got), isnan(getattr(np, op)(view(a, lay).astype(np.float32), axis=dims)).reshape(-1))
+                want = getattr(np, op)(view(a, lay).astype(np.float32), axis=dims)
+                assert np.array_equal(isnan(got), isnan(want).reshape(-1))
 
 
 def test_kernel_rejects_half_outputs_and_other_accumulators():

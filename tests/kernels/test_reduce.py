@@ -128,7 +128,8 @@ def test_prod_matches_numpy(dtype, data):
         check(out, before, olay, want)
 
 
-@pytest.mark.parametrize("op,dtype", [("argmax", "float32"), ("argmax", "int64"), ("argmax", "bool"), ("argmin", "float32")])
+@pytest.mark.parametrize("op,dtype", [("argmax", "float32"), ("argmax", "int64"), ("argmax", "bool"),
+                                      ("argmin", "float32")])
 @settings(max_examples=50)
 @given(data=st.data())
 def test_arg_reduce_matches_numpy(op, dtype, data):
@@ -193,7 +194,8 @@ def _run_sum(src, lay, dims, dtype=np.float32):
 
 @pytest.mark.parametrize(
     "shape",
-    [(256, 256), (255, 257), (2, PARALLEL_MIN // 2 + 5), (PARALLEL_MIN + 3,), (3, 5, 4370), (4370, 3, 5), (9, 70, 111), (50, 3, 200)],
+    [(256, 256), (255, 257), (2, PARALLEL_MIN // 2 + 5), (PARALLEL_MIN + 3,), (3, 5, 4370), (4370, 3, 5), (9, 70, 111),
+     (50, 3, 200)],
 )
 def test_sizes_around_the_parallel_threshold(shape):
     rng = np.random.default_rng(0)

@@ -61,7 +61,8 @@ def test_ndindex_two_operands_visit_matching_elements(case, data):
     want = list(zip(layouts[0].strided_index(), layouts[1].strided_index()))
     assert sorted(pairs) == sorted(want), ops
     # and in the order of the exposed permutation
-    perm_views = [np.transpose(np.array(list(l.strided_index()) or [0][:0], dtype=np.int64).reshape(l.shape), it.perm) for l in layouts]
+    perm_views = [np.transpose(np.array(list(l.strided_index()) or [0][:0], dtype=np.int64).reshape(l.shape), it.perm)
+                  for l in layouts]
     assert pairs == list(zip(perm_views[0].ravel().tolist(), perm_views[1].ravel().tolist()))
 
 

@@ -15,7 +15,8 @@ from strided.tensor import Tensor
 
 NP = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "u8": np.uint8, "u32": np.uint32}
 ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
-COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+           "ge": np.greater_equal}
 
 
 def _values(n, np_dtype, rng):
@@ -48,7 +49,8 @@ def small_operand(draw, shape, np_dtype):
     return t, np.array(t.numpy(), copy=True)
 
 
-small_shapes = st.sampled_from([(), (0,), (2, 0, 3), (1,), (4,), (3, 1, 2), (1, 5), (2, 3, 4), (64, 64), (4097,), (65, 64)])
+small_shapes = st.sampled_from([(), (0,), (2, 0, 3), (1,), (4,), (3, 1, 2), (1, 5), (2, 3, 4), (64, 64), (4097,),
+                                (65, 64)])
 
 
 @given(st.sampled_from(sorted(ARITH) + sorted(COMPARE)), st.sampled_from(sorted(NP)), small_shapes, st.data())

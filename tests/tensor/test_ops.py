@@ -120,7 +120,9 @@ def test_comparisons(op, data):
     b, rb = data.draw(operand(np.int64, shape))
     got = getattr(a, op)(b)
     assert got.dtype is sd.bool
-    np.testing.assert_array_equal(got.numpy(), getattr(np, {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}[op])(ra, rb))
+    np_name = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+               "ge": "greater_equal"}[op]
+    np.testing.assert_array_equal(got.numpy(), getattr(np, np_name)(ra, rb))
 
 
 _OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -184,7 +186,9 @@ def test_reflected_logical_ops():
 def test_reductions_any_dims_any_layout(op, data):
     a, ra = data.draw(operand(np.float64))
     nd = a.ndim
-    dims = data.draw(st.none() | st.lists(st.integers(-nd, nd - 1), unique_by=lambda d: d % nd, max_size=nd).map(tuple)) if nd else None
+    dims = (data.draw(st.none()
+                      | st.lists(st.integers(-nd, nd - 1), unique_by=lambda d: d % nd, max_size=nd).map(tuple))
+            if nd else None)
     keep = data.draw(st.booleans())
     axis = None if dims is None else tuple(d % nd for d in dims)
     if op in ("max", "min") and ra.size and any(ra.shape[d] == 0 for d in (axis if axis is not None else range(nd))):
@@ -225,7 +229,8 @@ def test_cat_any_layouts(data):
 def test_cat_candle_kv_cache_case():
     # eight [4,128,64] tensors along dims 0 and 1, contiguous and from zeros(64,128,4).transpose(0,2)
     rng = np.random.default_rng(0)
-    for make in (lambda a: sd.from_numpy(a), lambda a: sd.from_numpy(np.ascontiguousarray(a.transpose(2, 1, 0))).transpose(0, 2)):
+    for make in (lambda a: sd.from_numpy(a),
+                 lambda a: sd.from_numpy(np.ascontiguousarray(a.transpose(2, 1, 0))).transpose(0, 2)):
         arrays = [rng.standard_normal((4, 128, 64)).astype(np.float32) for _ in range(8)]
         ts = [make(a) for a in arrays]
         for dim in (0, 1):
@@ -272,7 +277,8 @@ def test_half_precision_computes_in_f32_and_rounds_back(dname):
     assert got.dtype == np_dtype
     xf, yf = x.astype(np.float32), y.astype(np.float32)
     # each op rounds to the half type, as PyTorch does
-    want = ((xf * yf).astype(np_dtype).astype(np.float32) + np.exp(xf).astype(np_dtype).astype(np.float32)).astype(np_dtype)
+    want = ((xf * yf).astype(np_dtype).astype(np.float32)
+            + np.exp(xf).astype(np_dtype).astype(np.float32)).astype(np_dtype)
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
     s = a.sum(1)
     np.testing.assert_allclose(s.numpy().astype(np.float32), xf.sum(1), rtol=1e-2)

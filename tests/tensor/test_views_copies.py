@@ -32,7 +32,8 @@ SEED_004_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("name,make,dims,stride,offset,contiguous,same", SEED_004_TABLE, ids=[r[0] for r in SEED_004_TABLE])
+@pytest.mark.parametrize("name,make,dims,stride,offset,contiguous,same", SEED_004_TABLE,
+                         ids=[r[0] for r in SEED_004_TABLE])
 def test_seed_004_fifteen_operations(name, make, dims, stride, offset, contiguous, same):
     a = _a34()
     t = make(a)
@@ -129,7 +130,8 @@ def test_tensor_copies_and_clone_shares():
 
 INDEX_PARTS = st.one_of(
     st.integers(-3, 2),
-    st.builds(slice, st.none() | st.integers(-4, 4), st.none() | st.integers(-4, 4), st.sampled_from([None, 1, 2, -1, -2])),
+    st.builds(slice, st.none() | st.integers(-4, 4), st.none() | st.integers(-4, 4),
+              st.sampled_from([None, 1, 2, -1, -2])),
     st.just(None),
     st.just(Ellipsis),
 )

@@ -35,14 +35,17 @@ def kernel_cases(sizes=(1024, 2048, 4096)) -> list[Case]:
 
     for n in sizes:
         h = n // 2
-        add("a.contiguous() (no-op)", n, lambda a, b, c: a.contiguous(), lambda a, b, c: np.ascontiguousarray(a), lambda a, b, c: a.contiguous())
-        add("a.t().contiguous()", n, lambda a, b, c: a.t().contiguous(), lambda a, b, c: np.ascontiguousarray(a.T), lambda a, b, c: a.t().contiguous())
+        add("a.contiguous() (no-op)", n, lambda a, b, c: a.contiguous(),
+            lambda a, b, c: np.ascontiguousarray(a), lambda a, b, c: a.contiguous())
+        add("a.t().contiguous()", n, lambda a, b, c: a.t().contiguous(),
+            lambda a, b, c: np.ascontiguousarray(a.T), lambda a, b, c: a.t().contiguous())
         add("a.narrow(1,0,n/2).contiguous()", n, lambda a, b, c, h=h: a.narrow(1, 0, h).contiguous(),
             lambda a, b, c, h=h: np.ascontiguousarray(a[:, :h]), lambda a, b, c, h=h: a.narrow(1, 0, h).contiguous())
         add("a + b", n, lambda a, b, c: a + b, lambda a, b, c: a + b, lambda a, b, c: a + b)
         add("a + b.t()", n, lambda a, b, c: a + b.t(), lambda a, b, c: a + b.T, lambda a, b, c: a + b.t())
         add("a.t() + b.t()", n, lambda a, b, c: a.t() + b.t(), lambda a, b, c: a.T + b.T, lambda a, b, c: a.t() + b.t())
-        add("a + bias (row broadcast)", n, lambda a, b, c: a.broadcast_add(c), lambda a, b, c: a + c, lambda a, b, c: a + c)
+        add("a + bias (row broadcast)", n, lambda a, b, c: a.broadcast_add(c), lambda a, b, c: a + c,
+            lambda a, b, c: a + c)
         add("a.exp()", n, lambda a, b, c: a.exp(), lambda a, b, c: np.exp(a), lambda a, b, c: a.exp())
         add("a.t().exp()", n, lambda a, b, c: a.t().exp(), lambda a, b, c: np.exp(a.T), lambda a, b, c: a.t().exp())
         add("a.relu()", n, lambda a, b, c: a.relu(), lambda a, b, c: np.maximum(a, 0), lambda a, b, c: a.relu())
@@ -101,7 +104,8 @@ def cat_cases() -> list[Case]:
                 def make(transposed=transposed, dim=dim, calls=calls):
                     rng = np.random.default_rng(1)
                     if transposed:
-                        arrays = [rng.standard_normal((64, 128, 4), dtype=np.float32).transpose(2, 1, 0) for _ in range(8)]
+                        arrays = [rng.standard_normal((64, 128, 4), dtype=np.float32).transpose(2, 1, 0)
+                                  for _ in range(8)]
                     else:
                         arrays = [rng.standard_normal((4, 128, 64), dtype=np.float32) for _ in range(8)]
                     ours = [sd.from_numpy(a) for a in arrays]
@@ -166,7 +170,8 @@ def graph_cases(quick: bool = False) -> list[Case]:
         def make(tracked=tracked):
             rng = np.random.default_rng(2)
             x_np = rng.standard_normal((64, 256), dtype=np.float32)
-            ws = [(rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32)) for _ in range(3)]
+            ws = [(rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32))
+                  for _ in range(3)]
             wrap = sd.Var if tracked else sd.from_numpy
             ours = [(wrap(w), wrap(b)) for w, b in ws]
             x = sd.from_numpy(x_np)
@@ -191,7 +196,8 @@ def graph_cases(quick: bool = False) -> list[Case]:
 
                 fns["numpy"] = run_np
             if torch is not None:
-                theirs = [(torch.from_numpy(w).requires_grad_(tracked), torch.from_numpy(b).requires_grad_(tracked)) for w, b in ws]
+                theirs = [(torch.from_numpy(w).requires_grad_(tracked), torch.from_numpy(b).requires_grad_(tracked))
+                          for w, b in ws]
                 xt = torch.from_numpy(x_np)
 
                 def run_torch():
@@ -274,7 +280,8 @@ def matmul_cases(quick: bool = False) -> list[Case]:
             x_np = rng.uniform(-1, 1, (b1, b2, m, k)).astype(np.float32)
             y_np = rng.uniform(-1, 1, (b2, b1, k, n)).astype(np.float32)
             x, y = sd.from_numpy(x_np), sd.from_numpy(y_np)
-            fns = {"strided": lambda: x.permute(1, 0, 2, 3) @ y, "numpy": lambda: np.matmul(x_np.transpose(1, 0, 2, 3), y_np)}
+            fns = {"strided": lambda: x.permute(1, 0, 2, 3) @ y,
+                   "numpy": lambda: np.matmul(x_np.transpose(1, 0, 2, 3), y_np)}
             if torch is not None:
                 tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
                 fns["torch"] = lambda: tx.permute(1, 0, 2, 3) @ ty
@@ -297,5 +304,6 @@ def matmul_cases(quick: bool = False) -> list[Case]:
             fns["torch"] = lambda: tx.permute(1, 0, 2, 3) @ ty.permute(1, 0, 2, 3)
         return fns
 
-    add("x.permute(1,0,2,3) @ y.permute(1,0,2,3)", "16x8x128x64 @ 16x8x64x96", 2.0 * 16 * 8 * 128 * 64 * 96, both_permuted)
+    add("x.permute(1,0,2,3) @ y.permute(1,0,2,3)", "16x8x128x64 @ 16x8x64x96", 2.0 * 16 * 8 * 128 * 64 * 96,
+        both_permuted)
     return cases

@@ -196,9 +196,11 @@ def targets(rows: list[dict]) -> list[str]:
         sel = {r["case"]: r for r in rows if r["n"] == n and r["mode"] == "prealloc" and r["impl"] == impl}
         t = sel.get("transpose a.T")
         if t and "vs_torch_alloc" in t:
-            out.append(f"{impl}: transpose {n}^2 into a buffer / torch a.t().contiguous() = {t['vs_torch_alloc']:.3f} (target <= 0.6)")
+            out.append(f"{impl}: transpose {n}^2 into a buffer / torch a.t().contiguous() = "
+                       f"{t['vs_torch_alloc']:.3f} (target <= 0.6)")
         if t:
-            out.append(f"{impl}: transpose {n}^2 into a buffer / np.ascontiguousarray(a.T) = {t['vs_numpy_alloc']:.3f} (target <= 0.2)")
+            out.append(f"{impl}: transpose {n}^2 into a buffer / np.ascontiguousarray(a.T) = "
+                       f"{t['vs_numpy_alloc']:.3f} (target <= 0.2)")
         w = sel.get("narrow a[:, :n/2]")
         if w:
             best = min(w.get(f"{p}_ms", float("inf")) for p in PEERS)

@@ -121,10 +121,12 @@ def correctness(count: int, max_side: int, seed: int = 0) -> tuple[int, list]:
         check("maximum", lambda: sd.maximum(t, t[..., :1]), lambda: np.maximum(h, h[..., :1]), 0)
         if h.dtype.kind == "f":
             check("exp", lambda: t.exp(), lambda: np.exp(h), rtol)
-        check("where", lambda: sd.where(t > t.flip(0), t, 0), lambda: np.where(h > np.flip(h, 0), h, 0).astype(h.dtype), 0)
+        check("where", lambda: sd.where(t > t.flip(0), t, 0),
+              lambda: np.where(h > np.flip(h, 0), h, 0).astype(h.dtype), 0)
         dims = tuple(int(d) for d in np.flatnonzero(rng.random(t.ndim) < 0.5))
         if h.dtype.kind == "f":
-            check(f"sum{dims}", lambda: t.sum(dims), lambda: h.sum(dims), max(rtol, 1e-4 if dtype == np.float32 else 1e-10))
+            check(f"sum{dims}", lambda: t.sum(dims), lambda: h.sum(dims),
+                  max(rtol, 1e-4 if dtype == np.float32 else 1e-10))
         check(f"max{dims}", lambda: t.max(dims) if h.size else t, lambda: h.max(dims) if h.size else h, 0)
         d = int(rng.integers(0, t.ndim))
         check(f"argmax{d}", lambda: t.argmax(d), lambda: h.argmax(d), 0)
@@ -218,7 +220,8 @@ def speed(print_row) -> None:
     m = 8192
     x, y = device((m, m), np.float32), device((m, m), np.float32)
     tx, ty = (tt(x), tt(y)) if torch is not None else (None, None)
-    row(f"a + b.t() {m}^2 f32", lambda: x + y.t(), 3 * x.numel * 4, (lambda: tx + ty.t()) if torch is not None else None)
+    row(f"a + b.t() {m}^2 f32", lambda: x + y.t(), 3 * x.numel * 4,
+        (lambda: tx + ty.t()) if torch is not None else None)
     for dim in (0, 1):
         row(f"sum(dim={dim}) {m}^2 f32", lambda: x.sum(dim), x.numel * 4,
             (lambda: tx.sum(dim)) if torch is not None else None)

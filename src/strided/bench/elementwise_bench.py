@@ -66,7 +66,8 @@ def _cases(n: int, torch):
         lo = ew.output_layout((n, n), la, lb)
         fns = {
             "ours": lambda: ew.binary(op, a, la, b if lb is not LB else bias, lb, out, lo),
-            "ours+alloc": lambda: ew.binary(op, a, la, b if lb is not LB else bias, lb, np.empty(n * n, np.float32), lo),
+            "ours+alloc": lambda: ew.binary(op, a, la, b if lb is not LB else bias, lb,
+                                            np.empty(n * n, np.float32), lo),
             "numpy fresh": np_fn,
             "numpy out=": np_out,
         }
@@ -142,7 +143,8 @@ def _cases(n: int, torch):
         yield f"a.sum({dim})", red.plan(L, (dim,)), fns
 
 
-def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None, threads: int | None = None) -> list[dict]:
+def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None,
+        threads: int | None = None) -> list[dict]:
     """One dict per (case, size): median seconds per implementation and the ratios.
 
     ``ratio_fresh`` is ours (preallocated output, as the tensor layer's pool
@@ -188,7 +190,8 @@ def _run(sizes, rounds, per_block) -> list[dict]:
 
 def format_table(rows: list[dict]) -> str:
     libs = ["ours", "ours+alloc", "numpy fresh", "numpy out=", "torch fresh", "torch out="]
-    head = f"{'case':<16}{'n':>6} {'path':<8}" + "".join(f"{l:>12}" for l in libs) + f"{'vs fresh':>10}{'+alloc':>8}{'vs out=':>9}"
+    head = (f"{'case':<16}{'n':>6} {'path':<8}" + "".join(f"{l:>12}" for l in libs)
+            + f"{'vs fresh':>10}{'+alloc':>8}{'vs out=':>9}")
     lines = [head, "-" * len(head)]
     for r in rows:
         cells = "".join(f"{r[l] * 1e3:>12.2f}" if l in r else f"{'-':>12}" for l in libs)

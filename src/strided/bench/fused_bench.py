@@ -287,8 +287,8 @@ def main(quick: bool = False, json_path: str | None = None, alternations: int = 
         for c in cases:
             run_case(c, rounds, per_block, budget)
         with open(json_path, "w") as f:
-            json.dump({"rows": [{"group": c.group, "case": c.name, "size": c.size, "seconds": c.results} for c in cases],
-                       "first": [[list(k), v] for k, v in _FIRST.items()]}, f)
+            rows = [{"group": c.group, "case": c.name, "size": c.size, "seconds": c.results} for c in cases]
+            json.dump({"rows": rows, "first": [[list(k), v] for k, v in _FIRST.items()]}, f)
         return 0
     t0 = time.perf_counter()
     import importlib.util

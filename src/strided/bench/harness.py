@@ -197,7 +197,8 @@ def _fmt_time(s: float | None) -> str:
 
 
 def table(cases: list[Case]) -> str:
-    head = f"{'case':<34} {'size':>10} {'strided':>12} {'numpy':>12} {'torch':>12} {'/numpy':>7} {'/torch':>7} {'/best':>7}"
+    head = (f"{'case':<34} {'size':>10} {'strided':>12} {'numpy':>12} {'torch':>12} "
+            f"{'/numpy':>7} {'/torch':>7} {'/best':>7}")
     lines = [head, "-" * len(head)]
     group = None
     for c in cases:

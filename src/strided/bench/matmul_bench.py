@@ -174,7 +174,8 @@ def main(argv=None) -> None:
     for r in rows:
         print(
             f"{r['case']:34} {r['shape']:46} {r['strided_ms']:10.3f} {_fmt(r['numpy_ms'], '9.3f')} "
-            f"{_fmt(r['torch_ms'], '9.3f')} {r['gflops']:7.1f} {_fmt(r['vs_numpy'], '7.2f')} {_fmt(r['vs_torch'], '7.2f')} "
+            f"{_fmt(r['torch_ms'], '9.3f')} {r['gflops']:7.1f} "
+            f"{_fmt(r['vs_numpy'], '7.2f')} {_fmt(r['vs_torch'], '7.2f')} "
             f"{_fmt(r['vs_numpy_best'], '7.2f')} {_fmt(r['vs_torch_best'], '7.2f')}"
         )
 

@@ -58,7 +58,8 @@ def _torch_ops(np, torch) -> dict:
     a = torch.from_numpy(rng.standard_normal((1024, 1024), dtype=np.float32))
     x = torch.from_numpy(rng.standard_normal((512, 512), dtype=np.float32))
     y = torch.from_numpy(rng.standard_normal((512, 512), dtype=np.float32))
-    return {"torch matmul 1024^2": lambda: a @ a, "torch add 512^2": lambda: x + y, "torch sum(1) 1024^2": lambda: a.sum(1)}
+    return {"torch matmul 1024^2": lambda: a @ a, "torch add 512^2": lambda: x + y,
+            "torch sum(1) 1024^2": lambda: a.sum(1)}
 
 
 def handoff(with_torch: bool) -> dict:

@@ -53,7 +53,8 @@ FAMILIES = (
     Family("a + bias", lambda a, b, c: a + c, lambda a, b, c: a + c, lambda a, b, c: a + c),
     Family("a + b.t()", lambda a, b, c: a + b.t(), lambda a, b, c: a + b.T, lambda a, b, c: a + b.t()),
     Family("a.exp()", lambda a, b, c: a.exp(), lambda a, b, c: np.exp(a), lambda a, b, c: a.exp()),
-    Family("a.t().relu()", lambda a, b, c: a.t().relu(), lambda a, b, c: np.maximum(a.T, 0), lambda a, b, c: a.t().relu()),
+    Family("a.t().relu()", lambda a, b, c: a.t().relu(), lambda a, b, c: np.maximum(a.T, 0),
+           lambda a, b, c: a.t().relu()),
     Family("a.sum(0)", lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0)),
     Family("a.sum(1)", lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1)),
     Family("a.t().contiguous()", lambda a, b, c: a.t().contiguous(), lambda a, b, c: np.ascontiguousarray(a.T),
@@ -179,11 +180,13 @@ def report(cases: list[SweepCase]) -> str:
         lo, hi = c.spread.get("strided", (None, None))
         span = "-" if lo is None else f"{_us(lo)}-{_us(hi)}"
         lines.append(f"| {c.name} | {c.size} | {c.elements} | {_us(r.get('strided'))} | {span} | {_us(r.get('numpy'))} "
-                     f"| {_us(r.get('torch'))} | {_rat(ratio(c, 'torch'))} | {_rat(ratio(c))} | {_MARK[meets_target(c)]} |")
+                     f"| {_us(r.get('torch'))} | {_rat(ratio(c, 'torch'))} | {_rat(ratio(c))} "
+                     f"| {_MARK[meets_target(c)]} |")
     judged = [m for m in map(meets_target, cases) if m is not None]
     lines.append("")
     if judged:
-        lines.append(f"{sum(judged)} of {len(judged)} cells meet the target (below {SMALL} elements: strided <= PyTorch; "
+        lines.append(f"{sum(judged)} of {len(judged)} cells meet the target "
+                     f"(below {SMALL} elements: strided <= PyTorch; "
                      f"from {SMALL}: strided <= min(NumPy, PyTorch)).")
     else:
         lines.append("PyTorch is not installed: the target cannot be judged.")
@@ -195,7 +198,8 @@ def report(cases: list[SweepCase]) -> str:
         for c in tiny:
             ours = c.results.get("strided")
             ok = None if ours is None else ours <= OP_COST_TARGET_S
-            lines.append(f"| {c.name} | {_us(ours)} | {_us(c.results.get('numpy'))} | {_us(c.results.get('torch'))} | {_MARK[ok]} |")
+            lines.append(f"| {c.name} | {_us(ours)} | {_us(c.results.get('numpy'))} "
+                         f"| {_us(c.results.get('torch'))} | {_MARK[ok]} |")
         met = sum(1 for c in tiny if c.results.get("strided", math.inf) <= OP_COST_TARGET_S)
         lines += ["", f"{met} of {len(tiny)} families cost at most {limit:g} us per op at 16x16."]
     return "\n".join(lines)

@@ -152,8 +152,8 @@ def gemm_kernel(dtype):
         yb = "B[b0 + l + j * ldb] if transb == 0 else B[b0 + j + l * ldb]"
         # the sum starts from a typed zero (never from c's contents, which may be NaN bits)
         zero = "np.float32(0)" if dtype in HALVES else "0" if dtype == np.bool_ else f"np.{dtype.name}(0)"
-        src = _GEMM_SRC.format(zero=zero,
-                               x=half.load(dtype, f"({xa})"), y=half.load(dtype, f"({yb})"), store=half.store(dtype, "acc"))
+        src = _GEMM_SRC.format(zero=zero, x=half.load(dtype, f"({xa})"), y=half.load(dtype, f"({yb})"),
+                               store=half.store(dtype, "acc"))
         scope = {"cuda": cuda, "np": np, **half.SCOPE}
         exec(src, scope)  # our own template
         _GEMMS[dtype] = cuda.jit(scope["kernel"])
@@ -247,7 +247,8 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
             raise StridedError(f"matmul: expected {what} as a 1-D CUDA device array, got {got}")
     dt = a_buf.dtype
     if b_buf.dtype != dt or c_buf.dtype != dt:
-        raise DTypeError(f"matmul: expected a, b and c of one dtype, got {a_buf.dtype}, {b_buf.dtype} and {c_buf.dtype}")
+        raise DTypeError(
+            f"matmul: expected a, b and c of one dtype, got {a_buf.dtype}, {b_buf.dtype} and {c_buf.dtype}")
     if dt not in DTYPES_MULTIPLIED:
         raise DTypeError(f"matmul: CUDA multiplies {', '.join(sorted(DTYPES[d] for d in DTYPES_MULTIPLIED))}; "
                          f"got {DTYPES.get(dt, dt)} (the op layer computes the other integers in int64)")
@@ -263,8 +264,8 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
         return p
     if p.path == ZERO:
         zero = cuda.to_device(np.zeros(1, np.uint16 if dt in HALVES else dt))  # +0.0 as a half's bits too
-        copy_into(c_buf, Layout((p.c_size,)), Bf16Array(zero) if dt == BF16 else (zero.view(F16) if dt == F16 else zero),
-                  Layout((p.c_size,), (0,)))
+        src_zero = Bf16Array(zero) if dt == BF16 else (zero.view(F16) if dt == F16 else zero)
+        copy_into(c_buf, Layout((p.c_size,)), src_zero, Layout((p.c_size,), (0,)))
         return p
     if p.a_mode >= PACK_ROW or p.b_mode >= PACK_ROW:
         if p.a_mode >= PACK_ROW:

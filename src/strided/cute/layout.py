@@ -293,7 +293,8 @@ def make_layout(*args, stride=None):
     ``make_layout([L0, L1, ...])`` (or a tuple of Layouts) is the same, as in
     pycute.
     """
-    if len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0] and all(isinstance(a, Layout) for a in args[0]):
+    if (len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0]
+            and all(isinstance(a, Layout) for a in args[0])):
         args = tuple(args[0])  # pycute's make_layout([L0, L1, ...])
     if args and isinstance(args[0], Layout):
         if stride is not None or not all(isinstance(a, Layout) for a in args):

@@ -257,7 +257,8 @@ def tv_svg(tiler_mn, layout_tv) -> str:
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_fill(hue(t, threads))}" '
                 f'stroke="#333" stroke-width="1"/>'
                 f'<text x="{x + cell / 2:g}" y="{y + cell / 2 - 2:g}" text-anchor="middle">T{t}</text>'
-                f'<text x="{x + cell / 2:g}" y="{y + cell / 2 + 12:g}" text-anchor="middle" font-size="10">V{v}</text></g>'
+                f'<text x="{x + cell / 2:g}" y="{y + cell / 2 + 12:g}" text-anchor="middle" font-size="10">'
+                f'V{v}</text></g>'
             )
     out.append("</svg>")
     return "\n".join(out) + "\n"

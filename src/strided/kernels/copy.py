@@ -971,7 +971,8 @@ def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P
     ost, oshape = _i64(odstr + osstr).reshape(2, len(oshape)), _i64(oshape)
     chunks = nchunks(units, n)
     if chunks < 2:
-        k = direct(_tile_s, (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units)) if bufs else _tile_s
+        k = (direct(_tile_s, (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units))
+             if bufs else _tile_s)
         return lambda d, s: k(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units)
     return in_parallel(lambda d, s: _tile_p(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units, chunks))
 

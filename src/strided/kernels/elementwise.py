@@ -323,7 +323,8 @@ def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
     elif spec.bool_out and dtypes[0] != np.bool_ or not spec.bool_out and comps[0] != comps[1]:
         return None
     if kind == "where":
-        views = tuple(None if i == 1 or np.dtype(d) not in HALF_VIEW else np.dtype(np.uint16) for i, d in enumerate(dtypes))
+        views = tuple(None if i == 1 or np.dtype(d) not in HALF_VIEW else np.dtype(np.uint16)
+                      for i, d in enumerate(dtypes))
         ks = _kernel_set("where", "")
     else:
         views = None

@@ -254,7 +254,8 @@ def f16_bits_as_bf16_bits(h):
 
 # The portable forms by what they convert; strided.cuda.half compiles each for the device.
 PORTABLE = {
-    "shift_even": shift_round_even, "f16_f32": f16_bits_as_f32, "f32_f16": f32_as_f16_bits, "bf16_f32": bf16_bits_as_f32, "f32_bf16": f32_as_bf16_bits,
+    "shift_even": shift_round_even, "f16_f32": f16_bits_as_f32, "f32_f16": f32_as_f16_bits,
+    "bf16_f32": bf16_bits_as_f32, "f32_bf16": f32_as_bf16_bits,
     "f16_f64": f16_bits_as_f64, "f64_f16": f64_as_f16_bits, "bf16_f16": bf16_bits_as_f16_bits,
     "f16_bf16": f16_bits_as_bf16_bits,
 }

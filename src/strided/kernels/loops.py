@@ -250,6 +250,7 @@ def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros:
     each copy of the expression)."""
     load_, store_ = _MODES[mode]
     xs = ", ".join(f"x{i}" for i in range(n))
-    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n" + _runs(n, load_, store_, zeros, paths)
+    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n"
+              + _runs(n, load_, store_, zeros, paths)
               + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
     return load(source, tag).KERNELS

@@ -42,18 +42,20 @@ what BLAS gives for that slab alone: OpenBLAS's last bits depend on how a produc
 cut (NumPy's change with its BLAS thread count), so a split product is NumPy's
 product on one BLAS thread slab by slab, and an unsplit one is that bit for bit.  Two
 pools that each spin after their work stall one another on a small machine
-(docs/benchmarks.md, "One pool"); with one, strided's threads are the only ones it wakes.  Below ``BLAS_INLINE_MACS`` OpenBLAS runs a gemm on the calling thread by
-itself, so small products skip the pinning (two calls into OpenBLAS, about 1 us each).
+(docs/benchmarks.md, "One pool"); with one, strided's threads are the only ones it
+wakes.  Below ``BLAS_INLINE_MACS`` OpenBLAS runs a gemm on the calling thread by itself,
+so small products skip the pinning (two calls into OpenBLAS, about 1 us each).
 
 BLAS is NumPy's own OpenBLAS when NumPy ships one (its wheels' ILP64
 scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
 computes on one BLAS thread, cut as above (NumPy hands a matrix-vector product to
 gemv, which sums in another order); else scipy's ``cython_blas`` (LP64); ``BLAS_LIBRARY`` says which.
 Its C functions are called from numba, so that the batch loop, the optional
-packing and the gemm calls all run in one compiled function without the GIL.  The function addresses are registered as named symbols
-(``llvmlite.binding.add_symbol``) rather than embedded as ctypes addresses, which
-keeps the kernels cacheable; the BLAS integer width comes in as the dtype of an
-argument, so each library gets its own compiled kernel.
+packing and the gemm calls all run in one compiled function without the GIL.  The
+function addresses are registered as named symbols (``llvmlite.binding.add_symbol``)
+rather than embedded as ctypes addresses, which keeps the kernels cacheable; the BLAS
+integer width comes in as the dtype of an argument, so each library gets its own
+compiled kernel.
 
 BLAS is column-major and takes one leading dimension per operand.  A row-major
 (rows, cols) matrix whose row stride is ``ld`` is the column-major (cols, rows)

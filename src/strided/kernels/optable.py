@@ -35,7 +35,10 @@ import numpy as np
 from ..errors import StridedError
 from . import scalar as S
 
-__all__ = ["OPS", "Entry", "NOT_DIFFERENTIABLE", "op", "register_op", "on_new_op", "definition", "scalar_fn", "FLOAT", "INT", "BOOL", "COMPLEX"]
+__all__ = [
+    "OPS", "Entry", "NOT_DIFFERENTIABLE", "op", "register_op", "on_new_op", "definition", "scalar_fn",
+    "FLOAT", "INT", "BOOL", "COMPLEX",
+]
 
 FLOAT = frozenset({"float32", "float64"})
 # int16 and uint16 are absent: their buffers would be read as half bits (common.WIDENED)
@@ -243,7 +246,8 @@ binary("pow", {"c": S.pow_complex, "f": lambda x, y: x**y, "b": lambda x, y: x o
        methods=("pow",), operators=("__pow__",), reflected=("__rpow__",), inplace="__ipow__", api="pow",
        ufunc="power")
 for _name, _fn, _dunder, _api, _types in (
-        ("eq", lambda x, y: x == y, "__eq__", "equal", ALL_C), ("ne", lambda x, y: x != y, "__ne__", "not_equal", ALL_C),
+        ("eq", lambda x, y: x == y, "__eq__", "equal", ALL_C),
+        ("ne", lambda x, y: x != y, "__ne__", "not_equal", ALL_C),
         ("lt", lambda x, y: x < y, "__lt__", "less", ALL), ("le", lambda x, y: x <= y, "__le__", "less_equal", ALL),
         ("gt", lambda x, y: x > y, "__gt__", "greater", ALL),
         ("ge", lambda x, y: x >= y, "__ge__", "greater_equal", ALL)):

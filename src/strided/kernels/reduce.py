@@ -549,12 +549,14 @@ def _make_arg(better):
         else:
             total = nk * nsplit
             for c in prange(nch):
-                inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, c * total // nch, (c + 1) * total // nch)
+                inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit,
+                              c * total // nch, (c + 1) * total // nch)
             inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit)
 
     def p_outer(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, nitems, nch):
         for c in prange(nch):
-            outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width, c * nitems // nch, (c + 1) * nitems // nch)
+            outer_items(src, out, kshape, kst, n, rs, soff, ooff, ncol, width,
+                        c * nitems // nch, (c + 1) * nitems // nch)
 
     own_name(tag, p_inner, p_outer)
     return {(INNER, False): s_inner, (INNER, True): njit(parallel=True, **_JIT)(p_inner),
@@ -824,7 +826,8 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     elif p.case == INNER:
         nr, nk = p.nr, p.nk
         if src_dtype is not None:
-            k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident))
+            k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), kshape, kst, rshape, rst, so, oo, nr, 0, nk,
+                           ident))
 
         def run(src, out):
             k(src, out, kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)

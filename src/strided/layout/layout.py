@@ -299,7 +299,8 @@ class Layout:
     def slice(self, dim, start=None, stop=None, step=None) -> "Layout":
         """Python slice semantics on one dim, any nonzero step."""
         d = norm_dim("slice", dim, self.ndim)
-        start, stop = (None if v is None else _as_int("slice", what, v) for v, what in ((start, "start"), (stop, "stop")))
+        start, stop = (None if v is None else _as_int("slice", what, v)
+                       for v, what in ((start, "start"), (stop, "stop")))
         if step is not None and _as_int("slice", "step", step) == 0:
             raise ShapeError(f"slice: step must be nonzero, got 0 for dim {d} (shape {self.shape})")
         n = self.shape[d]
@@ -385,7 +386,8 @@ class Layout:
             raise ShapeError(f"broadcast_as: cannot broadcast {self.shape} to {target} (-1 in a new dim)")
         out = Layout(out_shape, out_stride, self.offset)
         if out.numel >= 2**63:  # the only view that adds elements: keep every count in int64, as NumPy does
-            raise ShapeError(f"broadcast_as: {self.shape} to {target} gives {out.numel} elements, more than int64 holds")
+            raise ShapeError(
+                f"broadcast_as: {self.shape} to {target} gives {out.numel} elements, more than int64 holds")
         return out
 
     def unsqueeze(self, dim) -> "Layout":

@@ -84,7 +84,8 @@ def test_mixed_devices_are_refused_naming_both():
         g + c
     with pytest.raises(sd.StridedError, match=r"copy_: .*'cuda:0' and 'cpu'"):
         g.copy_(c)
-    with pytest.raises(sd.StridedError, match=r"copy_into: expected src to be a CUDA device array, got a host numpy array"):
+    with pytest.raises(sd.StridedError,
+                       match=r"copy_into: expected src to be a CUDA device array, got a host numpy array"):
         cuda_copy.copy_into(g.storage.data, g.layout, c.storage.data, c.layout)
 
 
@@ -262,7 +263,8 @@ def test_unary_ops_on_drawn_layouts_match_numpy(view, dtype, op, seed):
     if dtype == np.int64 and op not in _INT_OK:
         dtype = np.float64  # the float functions of an integer compute in f64 (the op layer converts first)
     # each function's own domain: the simulator computes with Python's math, which raises outside it
-    scale, shift = {"acos": (1.8, -0.9), "asin": (1.8, -0.9), "atanh": (1.8, -0.9), "acosh": (4, 1.0)}.get(op, (4, 0.25))
+    domains = {"acos": (1.8, -0.9), "asin": (1.8, -0.9), "atanh": (1.8, -0.9), "acosh": (4, 1.0)}
+    scale, shift = domains.get(op, (4, 0.25))
     host = (np.random.default_rng(seed).random(n) * scale + shift).astype(dtype) if dtype != np.int64 else \
         np.random.default_rng(seed).integers(-50, 50, n)
     g = sd.as_strided(on_cuda(host), lay.shape, lay.stride, lay.offset)

@@ -28,7 +28,8 @@ _SIM = ("float32", "float16", "bfloat16", "int8", "uint64", "bool", "complex128"
 _GPU = ("float32", "float16", "int8", "uint64", "bool", "complex64")
 SWEEP = [BF16 if n == "bfloat16" else np.dtype(n) for n in (_SIM if config.ENABLE_CUDASIM else _GPU)]
 _APPROX = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "acos", "acosh", "asin", "asinh", "atan", "atanh",
-           "cosh", "sinh", "tan", "expm1", "log1p", "log2", "log10", "pow", "atan2", "hypot", "logaddexp", "recip", "div"}
+           "cosh", "sinh", "tan", "expm1", "log1p", "log2", "log10", "pow", "atan2", "hypot", "logaddexp", "recip",
+           "div"}
 _UNIT = {"acos", "asin", "atanh"}  # inside (-1, 1)
 
 
@@ -151,7 +152,8 @@ def test_nextafter_steps_the_bits_as_numpy():
     x = np.array([0.0, -0.0, 1.0, -1.0, 1e-45, np.inf, -np.inf, np.nan, 3.0, 2.0], np.float32)
     y = np.array([1.0, -1.0, 2.0, 0.0, 0.0, 0.0, np.inf, 1.0, 3.0, np.nan], np.float32)
     for dtype in (np.float32, np.float64):
-        got = sd.nextafter(sd.from_numpy(x.astype(dtype)).to_device("cuda"), sd.from_numpy(y.astype(dtype)).to_device("cuda"))
+        got = sd.nextafter(sd.from_numpy(x.astype(dtype)).to_device("cuda"),
+                           sd.from_numpy(y.astype(dtype)).to_device("cuda"))
         np.testing.assert_array_equal(bits(got.numpy()[[0, 1, 2, 3, 4, 5, 6, 8]]),
                                       bits(np.nextafter(x.astype(dtype), y.astype(dtype))[[0, 1, 2, 3, 4, 5, 6, 8]]))
         assert np.isnan(got.numpy()[[7, 9]]).all()

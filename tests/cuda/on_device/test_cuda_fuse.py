@@ -3,9 +3,10 @@ generated numba-cuda kernel (``cuda.elementwise.expression_kernel``).
 
 Every case runs the fused function on CUDA tensors and the same function eagerly on them;
 the chains run it fused on CPU copies too, the gradients eagerly on the CPU, the
-reduction and the product are held to NumPy (whose oracle compiles no CPU kernel).  Against eager on the device the answer is the
-same bits everywhere (the same device functions, and on a GPU ``cuda.scalar.keep`` stops
-FMA contraction across ops; NaN payloads aside, which a GPU's arithmetic does not keep).
+reduction and the product are held to NumPy (whose oracle compiles no CPU kernel).
+Against eager on the device the answer is the same bits everywhere (the same device
+functions, and on a GPU ``cuda.scalar.keep`` stops FMA contraction across ops; NaN
+payloads aside, which a GPU's arithmetic does not keep).
 Against the CPU it is the same bits where the chain is IEEE arithmetic, casts and half
 rounding; where it calls a libm-sized function (exp, tanh, sigmoid, log1p) or sums (the
 reductions and products are the device's eager ones), within a few ulps: the simulator runs
@@ -207,7 +208,8 @@ def test_gradients_through_a_fused_call_are_the_cpus():
         return ((x * w + x.flip(0)).relu() * x - w).sum()
 
     grads = {}  # the CPU's are eager's (test_fuse holds fused gradients to them bit for bit)
-    for key, device, fn in (("fused", "cuda", sd.fuse(loss, strict=True)), ("cpu", "cpu", loss), ("eager", "cuda", loss)):
+    runs = (("fused", "cuda", sd.fuse(loss, strict=True)), ("cpu", "cpu", loss), ("eager", "cuda", loss))
+    for key, device, fn in runs:
         x, w = sd.Var(_on(hx, device)), sd.Var(_on(hw, device))
         root = fn(x, w)
         g = root.backward()

@@ -21,7 +21,8 @@ def operands(draw):
     a_b = tuple(1 if draw(st.booleans()) else d for d in batch)  # broadcast against the other
     b_b = batch[len(batch) - draw(st.integers(0, len(batch))):]
     return m, k, n, a_b, b_b, draw(st.sampled_from(["row", "col", "narrow", "flip", "step", "expand"])), \
-        draw(st.sampled_from(["row", "col", "narrow", "flip", "step", "expand"])), draw(st.sampled_from([np.float32, np.float64]))
+        draw(st.sampled_from(["row", "col", "narrow", "flip", "step", "expand"])), \
+        draw(st.sampled_from([np.float32, np.float64]))
 
 
 def _make(rng, batch, rows, cols, kind, dtype):

@@ -33,7 +33,8 @@ def _values(rng, dtype, n, op):
 
 @settings(max_examples=40, deadline=None)
 @given(st.data(), st.sampled_from(["sum", "prod", "max", "min", "mean"]),
-       st.sampled_from([np.float32, np.float64, np.int64, np.uint8, np.bool_]), st.booleans(), st.integers(0, 2**32 - 1))
+       st.sampled_from([np.float32, np.float64, np.int64, np.uint8, np.bool_]), st.booleans(),
+       st.integers(0, 2**32 - 1))
 def test_reductions_on_drawn_layouts_and_dims_match_numpy(data, op, dtype, keepdim, seed):
     shape = data.draw(shapes(max_rank=4, max_size=9, max_numel=500))
     lay, n = data.draw(layouts_of_shape(shape))
