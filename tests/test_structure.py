@@ -398,3 +398,59 @@ def test_only_strided_devices_loads_the_cuda_backend():
             and not _under(i.module, "strided.cuda")]
     assert not bad, "imports of the CUDA backend or numba.cuda outside strided.devices and strided.cuda:" + _report(bad)
     assert any(i.module == "strided.devices" and i.target == "strided.cuda" for i in IMPORTS)  # the scan sees it
+
+
+# -- caches ---------------------------------------------------------------------------------------
+
+# Module-level dicts that are tables, not caches: each is filled once per op, entry or name
+# as the program defines them, and read; never a memo of results.
+TABLES = {
+    "strided.ops.registry": {"REGISTRY"},  # the op registry
+    "strided.kernels.optable": {"OPS"},  # the op table
+    "strided.kernels.scalar": {"PORTABLE"},  # the portable functions a backend compiles along
+    "strided.kernels.elementwise": {"UNARY_OPS", "BINARY_OPS"},  # the dispatch table, from the op table
+    "strided.numpy_api": {"UFUNCS"},  # NumPy's ufunc map, from the op table
+    "strided.cuda.scalar": {"MISSING"},  # the primitives CUDA lacks, with their reasons
+    "strided.threads": {"WAIT_SET"},  # what strided set in the environment, for the report
+    "strided.kernels.codegen": {"_STATE"},  # the kernel directory and fingerprint, found once
+    "strided.bench.fused_bench": {"_FIRST"},  # a benchmark's first-call times
+}
+
+
+def _module_dicts_and_lrus():
+    found = []
+    for mod, path in FILES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in tree.body:
+            target = value = None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target, value = node.targets[0].id, node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                target, value = node.target.id, node.value
+            if target and (isinstance(value, ast.Dict) and not value.keys or (
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+                    and not value.args and not value.keywords)):
+                found.append((mod, target, node.lineno, "an empty dict"))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for d in node.decorator_list:
+                    text = ast.unparse(d)
+                    if "lru_cache" in text or text in ("functools.cache", "cache"):
+                        found.append((mod, node.name, node.lineno, f"@{text}"))
+    return found
+
+
+def test_every_cache_is_made_by_caches():
+    # issue 26 item 4: a memo at module level is a caches.cache/lru/table (listed, bounded or
+    # marked unbounded, cleared with the thread count where it depends on it), or one of the
+    # TABLES above; the pure layout layer keeps its lru_cache (it imports nothing of ours)
+    bad = [f"{mod}:{line}: {name} ({what})" for mod, name, line, what in _module_dicts_and_lrus()
+           if name not in TABLES.get(mod, ()) and not _under(mod, "strided.layout")
+           and not (mod == "strided.bench.harness" and name == "torch_or_none")]
+    assert not bad, "module-level caches not made through strided.caches:\n  " + "\n  ".join(bad)
+
+
+def test_the_cache_rule_catches_a_planted_memo(tmp_path, monkeypatch):
+    planted = tmp_path / "planted.py"
+    planted.write_text("_MEMO: dict = {}\n")
+    monkeypatch.setitem(FILES, "strided.kernels.planted", planted)
+    assert ("strided.kernels.planted", "_MEMO", 1, "an empty dict") in _module_dicts_and_lrus()

@@ -22,7 +22,7 @@ class Cache(dict):
         self.name, self.key, self.bound, self.threads = name, key, bound, threads
 
     def put(self, key, value):
-        if len(self) >= self.bound:
+        if self.bound is not None and len(self) >= self.bound:
             self.clear()
         self[key] = value
         return value
@@ -47,11 +47,17 @@ class _Lru:
 INVENTORY: list = []
 
 
-def cache(name: str, key: str, bound: int, *, threads: bool = False) -> Cache:
+def cache(name: str, key: str, bound: int | None, *, threads: bool = False) -> Cache:
     """A new bounded cache, listed in the inventory."""
     c = Cache(name, key, bound, threads)
     INVENTORY.append(c)
     return c
+
+
+def table(name: str, key: str, *, threads: bool = False) -> Cache:
+    """A cache that never evicts (one entry per op, dtype or kernel source: bounded by what the
+    program uses), listed in the inventory with no bound."""
+    return cache(name, key, None, threads=threads)
 
 
 def lru(name: str, key: str, maxsize: int, *, threads: bool = False):

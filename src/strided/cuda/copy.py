@@ -38,6 +38,7 @@ from math import prod
 import numpy as np
 from numba import cuda, from_dtype
 
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import BITS, DTYPES, check_layout, reach
 from ..kernels.copy import CopyPlan, check_dst_layout, plan_copy, tile_plan
@@ -93,7 +94,7 @@ def kernel(dst, doff, dstr, src, soff, sstr, shape, n):
         d, s = point2(e, shape, doff, dstr, soff, sstr)
         dst[d] = {expr}
 """
-_CONVERT: dict = {}
+_CONVERT = caches.table("cuda.copy.conversions", "dtype pair")
 
 
 def convert_kernel(dst_dtype, src_dtype):

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, reach
 from ..kernels.copy import check_dst_layout
@@ -64,7 +65,7 @@ def kernel(out, ooff, ost, a, aoff, ast, b, boff, bst, shape, n):
         out[d] = {y}
 """
 
-_KERNELS: dict = {}
+_KERNELS = caches.table("cuda.elementwise.kernels", "op, dtypes")
 
 
 def _make(template: str, key: tuple, out_dtype, *in_dtypes):
@@ -212,7 +213,7 @@ def refusal(op: str, comp: str) -> str | None:
     return scalar.refusal(OPS[op], comp)
 
 
-_FUSED: dict = {}  # (expression body, its ops, buffer dtypes) -> (kernel, module name)
+_FUSED = caches.table("cuda.elementwise.fused", "expression body, its ops, buffer dtypes: (kernel, module name)")
 
 
 def _fused_source(in_dtypes, out_dtype) -> str:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
+from .. import caches
 from ..errors import DTypeError, LayoutBoundsError, StridedError
 from ..kernels.common import BF16, DTYPES, F16
 from ..kernels.matmul import BLAS, COL, EMPTY, PACK_ROW, ROW, ZERO, plan
@@ -138,7 +139,7 @@ def kernel(transa, transb, m, n, k, A, aoff, lda, sa, B, boff, ldb, sb, C, coff,
             acc += x * y
         C[coff + t * sc + i + j * ldc] = {store}
 """
-_GEMMS: dict = {}
+_GEMMS = caches.table("cuda.matmul.gemms", "dtype, transposes")
 
 
 def gemm_kernel(dtype):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, from_dtype
 
+from .. import caches
 from ..errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import DTYPES, NATIVE, check_layout
 from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_dims, plan
@@ -148,7 +149,7 @@ def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, nr, units, id
         out[o0] = a
 """
 COLUMN_MIN = 2 * launch.THREADS if launch.SIMULATED else 4096
-_COLUMN_KERNELS: dict = {}
+_COLUMN_KERNELS = caches.table("cuda.reduce.column_kernels", "op, dtypes")
 
 
 _POINT = "src[point1(r, rshape, s0, rsst)]"
@@ -172,8 +173,8 @@ def _compile(src: str, **scope):
     return cuda.jit(scope["kernel"])
 
 
-_REDUCE_KERNELS: dict = {}
-_ARG_KERNELS: dict = {}
+_REDUCE_KERNELS = caches.table("cuda.reduce.kernels", "op, dtypes")
+_ARG_KERNELS = caches.table("cuda.reduce.arg_kernels", "op, dtypes")
 
 
 def reduce_kernel(op: str, acc: np.dtype, src_dtype=None):

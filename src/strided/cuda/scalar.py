@@ -53,6 +53,7 @@ from types import CellType, FunctionType
 import numpy as np
 from numba import cuda
 
+from .. import caches
 from ..errors import DTypeError
 from ..kernels import optable
 from ..kernels import scalar as S
@@ -173,7 +174,7 @@ def _primitive(name: str):
 
 
 # -- compiling the portable definitions --------------------------------------------------------
-_DEVICE: dict = {}  # a Python function (or (factory, T)) -> its device version
+_DEVICE = caches.table("cuda.scalar.devices", "a Python function (or (factory, T)): its device version")
 
 
 def _globals_read(code) -> set:
@@ -244,7 +245,7 @@ def _override(entry, d: np.dtype):
     return None
 
 
-_RESOLVED: dict = {}  # (op, dtype name) -> (device function, None) or (None, why a primitive is missing)
+_RESOLVED = caches.table("cuda.scalar.resolved", "op, dtype name: (device function, None) or (None, why not)")
 
 
 def _resolve(entry, dtype):
@@ -326,7 +327,7 @@ def _identity(x):
 
 keep = _identity if SIMULATED else _keep_intrinsic()
 
-_KEPT: dict = {}  # (op, dtype name) -> the op's device function with its result kept
+_KEPT = caches.table("cuda.scalar.kept", "op, dtype name: the device function with its result kept")
 
 
 def kept(entry, dtype):

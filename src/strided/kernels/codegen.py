@@ -77,7 +77,7 @@ def kernel_dir() -> Path | None:
     return _STATE["dir"]
 
 
-_MODULES = caches.cache("codegen.modules", "generated source text", 1 << 30)  # one per kernel made: unbounded
+_MODULES = caches.table("codegen.modules", "generated source text")
 
 
 def load(source: str, tag: str):

@@ -139,7 +139,7 @@ def _dispatched(e) -> None:
 on_new_op(_dispatched)
 
 
-_KERNELS = caches.cache("elementwise.kernels", "op, compute dtype (a generated kernel set each)", 1 << 30)
+_KERNELS = caches.table("elementwise.kernels", "op, compute dtype (a generated kernel set each)")
 _WHERE = "def expr(a0, a1, a2):\n    return a1 if a0 else a2\n"
 
 

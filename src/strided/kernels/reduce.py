@@ -579,7 +579,7 @@ def _fill(out, shape, st, off, value):
 
 _COMB = {"sum": (_c_sum, _r_sum), "prod": (_c_prod, _r_prod), "max": (_c_max, _c_max), "min": (_c_min, _c_min)}
 _BETTER = {"argmax": _better_max, "argmin": _better_min}
-_kernels: dict[str, dict] = {}
+_kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
 
 def _kernel_set(op: str) -> dict:

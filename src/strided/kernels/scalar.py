@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from .. import caches
 from .. import threads as _threads  # noqa: F401  (before numba)
 
 from numba.extending import register_jitable
@@ -77,7 +78,7 @@ def is_typed(fn) -> bool:
     return fn in _TYPED
 
 
-_INSTANCES: dict = {}
+_INSTANCES = caches.table("scalar.instances", "definition, numpy scalar type")
 
 
 def instance(fn, T=None):

@@ -415,9 +415,9 @@ def kernel_binary(op: str, a, b) -> Tensor:
     return record(out, op, tensors, operands=(a, b))
 
 
-_UNARY_FNS = {}
-_BINARY_FNS = {}
-_OPERATOR_FNS = {}
+_UNARY_FNS = caches.table("ops.elementwise.unary_functions", "op name")
+_BINARY_FNS = caches.table("ops.elementwise.binary_functions", "op name")
+_OPERATOR_FNS = caches.table("ops.elementwise.operator_functions", "op name")
 
 
 def install(kind: str, op: str):
