@@ -33,17 +33,7 @@ def _optional(name):
 def _torch():
     from .harness import torch_or_none
 
-    if ONLY == "torch.compile":  # harness's loader serves the "torch" process only
-        try:
-            import torch
-        except Exception:
-            return None
-        from ..threads import get_num_threads
-
-        if torch.get_num_threads() != get_num_threads():
-            torch.set_num_threads(get_num_threads())
-        return torch
-    return torch_or_none() if ONLY in (None, "torch") else None
+    return torch_or_none()
 
 
 # -- the chains: one function each, written against the tensor interface ------------------------

@@ -50,7 +50,7 @@ def torch_or_none():
     even setting the count it already has leaves PyTorch's next small ops taking milliseconds
     each on the 2-core development machine (OpenMP's pool being rebuilt), so calling it per
     case made PyTorch look slow in whole rows of the sweep."""
-    if ONLY not in (None, "torch"):
+    if ONLY not in (None, "torch", "torch.compile"):
         return None  # another library's process: PyTorch is not even imported
     try:
         import torch
