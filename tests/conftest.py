@@ -29,8 +29,8 @@ def allocations(monkeypatch):
     import strided.storage as storage
 
     mods = [storage] + [importlib.import_module(m) for m in (
-        "strided.kernels.copy", "strided.creation", "strided.ops.elementwise", "strided.ops.reduce",
-        "strided.ops.copies", "strided.ops.join")]
+        "strided.kernels.copy", "strided.creation", "strided.backend", "strided.ops.elementwise",
+        "strided.ops.reduce", "strided.ops.copies", "strided.ops.join")]
     seen = []
     real = storage.alloc
 

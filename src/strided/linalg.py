@@ -87,7 +87,7 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     numel = m * n
     for d in batch:
         numel *= d
-    store = alloc(numel, comp.np, "matmul") if device == "cpu" else alloc_on(device, numel, comp.np, "matmul")
+    store = alloc_on(device, numel, comp.np, "matmul")
     cbuf = store.data
     # The kernel checks both layouts against their buffers before it reads anything.
     a_lay, b_lay = (a_shape, a_stride, alay.offset), (b_shape, b_stride, blay.offset)

@@ -23,7 +23,7 @@ from ..dtype import DType
 from ..errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
 from ..layout.analysis import is_non_overlapping, overlaps
-from ..storage import alloc, wrap
+from ..storage import wrap
 from ..tensor import Op, Tensor, fresh, same_buffer, trace_hook
 
 _BOUND = caches.cache("ops.copies", "source layout, source dtype, result dtype, device", 2048, threads=True)
@@ -36,12 +36,12 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
     if e is not None:
         d = s.data
         if len(d) >= e[1] and d.dtype is e[2]:
-            store = alloc(e[3], e[4]) if s.device == "cpu" else alloc_on(s.device, e[3], e[4], name)
+            store = alloc_on(s.device, e[3], e[4], name)
             e[0](store.data, d)
             return fresh(store, e[5], dtype, Op(name, (t,), {}) if (t._is_var or t._op is not None) else None)
     lay = Layout.contiguous(t.shape)
     # The CPU's allocation stays this module's ``alloc`` (the tests count what it hands out).
-    store = alloc(lay.numel, dtype.np, name) if s.device == "cpu" else alloc_on(s.device, lay.numel, dtype.np, name)
+    store = alloc_on(s.device, lay.numel, dtype.np, name)
     out = Tensor(store, lay, dtype)
     K = BACKENDS[s.device]
     K.copy.copy_into(out._storage.data, lay, s.data, t.layout)

@@ -54,7 +54,7 @@ def _compute(t: Tensor, dtype: DType) -> Tensor:
 
 
 def _dense(lay: Layout, dtype: DType, device: str = "cpu") -> Tensor:
-    store = alloc(lay.numel, dtype.np) if device == "cpu" else alloc_on(device, lay.numel, dtype.np)
+    store = alloc_on(device, lay.numel, dtype.np)
     return Tensor(store, lay, dtype)
 
 

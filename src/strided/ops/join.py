@@ -89,7 +89,7 @@ def cat(tensors, dim=0) -> Tensor:
     dtypes = tuple([x.dtype for x in tensors])
     d = norm_dim("cat", dim, src_lays[0].ndim)
     out_lay, want, sizes = _cat_plan(d, src_lays, dtypes)
-    store = alloc(out_lay.numel, want.np, "cat") if device == "cpu" else alloc_on(device, out_lay.numel, want.np, "cat")
+    store = alloc_on(device, out_lay.numel, want.np, "cat")
     out = Tensor(store, out_lay, want)
     many = None
     if out_lay.numel:
