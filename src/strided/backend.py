@@ -47,6 +47,14 @@ def alloc_on(device: str, numel: int, np_dtype, op: str = "alloc"):
     return BACKENDS[device].alloc(numel, np_dtype, op, device)
 
 
+def allocator(device: str):
+    """``alloc_on`` for one device, as a function of (numel, numpy dtype, op): for callers that
+    allocate on one device again and again (the op layer's kept decisions)."""
+    if device == "cpu":
+        return alloc
+    return lambda numel, np_dtype, op="alloc": BACKENDS[device].alloc(numel, np_dtype, op, device)
+
+
 def common_device(op: str, *storages) -> str:
     """The one device of every storage; a StridedError naming the devices when they differ."""
     device = storages[0].device

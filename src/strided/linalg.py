@@ -33,7 +33,8 @@ from .layout import Layout
 from .layout.layout import broadcast_shapes, contiguous_layout
 from .storage import alloc
 from .creation import from_numpy
-from .tensor import Op, Tensor, fresh, trace_hook, tracked as _tracked
+from .ops.kept import Kept
+from .tensor import Op, Tensor, trace_hook, tracked as _tracked
 
 
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
@@ -49,12 +50,12 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
         e = _KEPT.get((a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
         if e is not None:
             da, db = sa.data, sb.data
-            run, (ra, rb, size), npd, out_lay, want = e
-            if len(da) >= ra and len(db) >= rb and da.dtype is npd and db.dtype is npd:
-                store = alloc(size, npd, "matmul")
-                run(da, db, store.data)
-                tracked = a._is_var or b._is_var or a._op is not None or b._op is not None
-                return fresh(store, out_lay, want, Op("matmul", (a, b), {"promote": promote}) if tracked else None)
+            reach, types = e.reach, e.types
+            if len(da) >= reach[0] and len(db) >= reach[1] and da.dtype is types[0] and db.dtype is types[1]:
+                out = e.result(Op("matmul", (a, b), {"promote": promote})
+                               if a._is_var or b._is_var or a._op is not None or b._op is not None else None)
+                e.run(da, db, out._storage.data)
+                return out
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         got = trace_hook("matmul", "matmul", (a, b))
         if got is not NotImplemented:
@@ -97,7 +98,7 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
         bound = km.bind(a_lay, b_lay, comp.np)
         if bound is not None:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
-                      (bound[0], bound[1], comp.np, contiguous_layout(out_shape), want))
+                      Kept(bound[0], bound[1][:2], (comp.np, comp.np), contiguous_layout(out_shape), want, device))
 
     if want is not comp and device != "cpu":  # narrowed on the device
         store = Tensor(store, contiguous_layout(out_shape), comp).to_dtype(want)._storage

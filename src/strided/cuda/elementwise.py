@@ -45,7 +45,7 @@ from ..layout.layout import Layout
 from . import half, launch, scalar
 from .device import is_device_array, kernel_view
 
-__all__ = ["unary", "binary", "where", "bind", "output_layout", "DTYPES_COMPUTED", "unary_kernel", "binary_kernel",
+__all__ = ["unary", "binary", "where", "output_layout", "DTYPES_COMPUTED", "unary_kernel", "binary_kernel",
            "expression_kernel", "refusal", "fused_kernel"]
 
 # The dtypes these kernels compute on: every dtype a CPU kernel computes on (int16 and
@@ -199,11 +199,6 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
     bits = BITS[out.dtype.itemsize]
     _where[launch.grid(n)](out.view(bits), ooff, ost, c, coff, cst, a.view(bits), aoff, ast, b.view(bits), boff, bst,
                            shape, n)
-
-
-def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
-    """None: every CUDA call takes the checked entry point (no kept decisions yet)."""
-    return None
 
 
 # -- fused expressions (strided.fuse) -------------------------------------------------------------

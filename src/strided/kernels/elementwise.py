@@ -51,9 +51,17 @@ is 1 or -1) instead of NumPy's error.  On bools, add is ``or`` and mul is
 The scalar math, its accuracy and its special values are ``kernels.scalar``'s
 (docstring there).  max/min propagate NaN like NumPy; relu(nan) is nan.
 
+One rule set.  Each entry point (``unary``, ``binary``, ``where``) checks its buffers,
+layouts and dtypes, raising on anything wrong, then prepares the kernel call for exactly
+those layouts and buffer dtypes (``bind_kernels``: the plan, the integer arrays, numba's
+compiled entry), runs it, and returns it as ``(run, reach)`` (None for an empty output).
+The op layer keeps that pair (``ops.kept.Kept``) and runs it again on later calls with
+equal layouts once each buffer is at least ``reach[i]`` long: first and kept calls run the
+same prepared call, so nothing is decided twice.
+
 Fused expressions.  ``expression_kernel`` is the family's entry point for ``strided.fuse``:
 the loops of ``kernels.loops`` around a group's expression (``fusion.lower.Source``), bound
-to the layouts of one call as ``bind`` binds an op's; ``refusal`` says which ops this
+to the layouts of one call as an op's kernels are prepared (``bind_kernels``); ``refusal`` says which ops this
 backend does not compute (none, on the CPU).  Every backend's elementwise family has both.
 """
 
@@ -87,7 +95,7 @@ from ..threads import get_num_threads
 from .half import HALF_VIEW
 from .loops import kernel_set
 from .optable import OPS, on_new_op
-from .walk import direct, in_parallel, launch
+from .walk import direct, in_parallel
 
 __all__ = [
     "UNARY_OPS",
@@ -97,7 +105,6 @@ __all__ = [
     "unary",
     "binary",
     "where",
-    "bind",
     "bind_kernels",
     "plan",
     "expression_kernel",
@@ -287,56 +294,24 @@ def _parallel_min(op: str) -> int:
     return PARALLEL_MIN if op in HEAVY_OPS else PARALLEL_MIN * LIGHT_OP_FACTOR
 
 
-def _launch(op: str, ks: dict, bufs: tuple, layouts: tuple) -> None:
-    itemsize = max(b.itemsize for b in bufs)
-    p, shape, st, offs = _plan_and_arrays(layouts, itemsize, get_num_threads(), _parallel_min(op), TILE_MIN, TILE_BYTES)
-    tiled = p.path == TILED
-    k = ks[(tiled, p.parallel)]
-    last = p.tile if tiled else p.path
-    tail = (p.work, p.nchunks) if p.parallel else (0, p.work)
-    launch(k, (*bufs, shape, st, offs, *tail, last), p.parallel)
-
-
-def bind(kind: str, op: str, layouts: tuple, dtypes: tuple):
-    """A checked elementwise call to repeat, or None when the operands need the entry
-    points' checks (which then say what is wrong).
-
-    ``kind`` is "unary", "binary" or "where"; ``layouts`` and ``dtypes`` (numpy dtypes)
-    list the output first, then the inputs in the entry point's order.  Everything but
-    the buffers is checked here, once: returns ``(run, reach)``, and ``run(out, *inputs)``
-    runs the kernel on buffers of those dtypes once the caller has checked that each
-    buffer is at least ``reach[i]`` long (the layouts' lowest offsets are checked here)."""
-    out_lay = layouts[0]
-    spec = (UNARY_OPS if kind == "unary" else BINARY_OPS).get(op) if kind != "where" else None
-    if kind != "where" and spec is None:
-        return None
-    comps = [COMPUTE.get(np.dtype(d)) for d in dtypes]
-    if None in comps or any(not isinstance(l, Layout) or l.shape != out_lay.shape for l in layouts):
-        return None
-    if kind == "where":
-        if dtypes[1] != np.bool_ or not (dtypes[0] == dtypes[2] == dtypes[3]):
-            return None
-    elif comps[1] not in spec.dtypes or any(c != comps[1] for c in comps[2:]):
-        return None
-    elif kind == "unary" and dtypes[0] != dtypes[1]:
-        return None
-    elif spec.bool_out and dtypes[0] != np.bool_ or not spec.bool_out and comps[0] != comps[1]:
-        return None
-    if kind == "where":
-        views = tuple(None if i == 1 or np.dtype(d) not in HALF_VIEW else np.dtype(np.uint16)
-                      for i, d in enumerate(dtypes))
-        ks = _kernel_set("where", "")
-    else:
-        views = None
-        ks = _kernel_set(op, comps[1])
-    return bind_kernels(ks, layouts, dtypes, _parallel_min(op), views)
+def _run(op: str, ks: dict, bufs: tuple, layouts: tuple, views=None):
+    """Prepare the call of kernel set ``ks`` on checked ``layouts`` (the output first), run it
+    on ``bufs``, and return it prepared (``bind_kernels``) for the caller to keep."""
+    prepared = bind_kernels(ks, layouts, tuple(b.dtype for b in bufs), _parallel_min(op), views)
+    if prepared is not None:
+        prepared[0](*bufs)
+        if not getattr(prepared[0], "settled", True):  # it compiled on that call: prepare again, to call its entry
+            prepared = bind_kernels(ks, layouts, tuple(b.dtype for b in bufs), _parallel_min(op), views)
+    return prepared
 
 
 def bind_kernels(ks: dict, layouts: tuple, dtypes: tuple, parallel_min: int, views=None):
     """``(run, reach)`` for a kernel set of ``kernels.loops`` over checked layouts (output
     first), or None where a layout reaches below its buffer's start or the output would write
     an element twice or is empty.  ``views``: the dtype each buffer is seen as (default: the
-    half types as their bits); ``run(*buffers)`` as in ``bind``."""
+    half types as their bits).  ``run(out, *inputs)`` runs the kernel on buffers of ``dtypes``
+    once the caller has checked that each is at least ``reach[i]`` long (the layouts' lowest
+    offsets are checked here)."""
     out_lay = layouts[0]
     reach = []
     for lay in layouts:
@@ -364,24 +339,19 @@ def bind_kernels(ks: dict, layouts: tuple, dtypes: tuple, parallel_min: int, vie
         def run(*bufs):
             k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
     else:  # buffers as they are, on the calling thread: numba's compiled entry for them
-        k = direct(k, (*[np.empty(0, d) for d in dtypes], *tail))
+        entry = direct(k, (*[np.empty(0, d) for d in dtypes], *tail))
         w = p.work
         if len(layouts) == 2:
             def run(o, x):
-                k(o, x, shape, st, offs, 0, w, last)
+                entry(o, x, shape, st, offs, 0, w, last)
         elif len(layouts) == 3:
             def run(o, x, y):
-                k(o, x, y, shape, st, offs, 0, w, last)
+                entry(o, x, y, shape, st, offs, 0, w, last)
         else:
             def run(*bufs):
-                k(*bufs, *tail)
+                entry(*bufs, *tail)
+        run.settled = entry is not k  # False: through the dispatcher, until the kernel is compiled
     return run, tuple(reach)
-
-
-def _kview(buf):
-    """The buffer as the kernels type it: half types as their integer bit views."""
-    v = HALF_VIEW.get(buf.dtype)
-    return buf if v is None else buf.view(v)
 
 
 def _dtype_ok(op: str, spec_dtypes, dtype: np.dtype, what: str) -> None:
@@ -393,6 +363,8 @@ def _dtype_ok(op: str, spec_dtypes, dtype: np.dtype, what: str) -> None:
 
 # ---------------------------------------------------------------------------
 # public entry points
+
+_U16 = np.dtype(np.uint16)
 
 
 def output_layout(shape, *layouts: Layout) -> Layout:
@@ -427,7 +399,7 @@ def _following(lays: tuple) -> Layout:
     return dense if tuple(stride) == dense.stride else Layout(shape, stride, 0)
 
 
-def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
+def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> tuple | None:
     """``out = op(src)`` elementwise; out has src's dtype (``not`` takes and gives bool)."""
     if op not in UNARY_OPS:
         raise StridedError(f"unary: unknown op {op!r} (expected one of {', '.join(UNARY_OPS)})")
@@ -435,12 +407,10 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
     _dtype_ok(op, UNARY_OPS[op].dtypes, src.dtype, "input")
     if out.dtype != src.dtype:
         raise DTypeError(f"{op}: expected an output of dtype {src.dtype}, got {out.dtype}")
-    if out_layout.numel == 0:
-        return
-    _launch(op, _kernel_set(op, COMPUTE[src.dtype]), (_kview(out), _kview(src)), (out_layout, src_layout))
+    return _run(op, _kernel_set(op, COMPUTE[src.dtype]), (out, src), (out_layout, src_layout))
 
 
-def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
+def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> tuple | None:
     """``out = op(a, b)`` elementwise; a, b and out share a compute dtype (out is bool for comparisons).
 
     f16, bf16 and f32 all compute in f32, so a half operand may meet an f32 one
@@ -461,12 +431,10 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
             raise DTypeError(f"{op}: expected an output of dtype bool, got {out.dtype}")
     elif COMPUTE[out.dtype] != comp:
         raise DTypeError(f"{op}: expected an output computed in {comp} (as {a.dtype}), got {out.dtype}")
-    if out_layout.numel == 0:
-        return
-    _launch(op, _kernel_set(op, comp), (_kview(out), _kview(a), _kview(b)), (out_layout, a_layout, b_layout))
+    return _run(op, _kernel_set(op, comp), (out, a, b), (out_layout, a_layout, b_layout))
 
 
-def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
+def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> tuple | None:
     """``out = a if cond else b`` elementwise; cond is bool, a, b and out share a dtype.
 
     Nothing is computed, so elements move as raw bits: both half types share the
@@ -478,11 +446,9 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         raise DTypeError(f"where: expected a bool condition, got {cond.dtype}")
     if not (a.dtype == b.dtype == out.dtype):
         raise DTypeError(f"where: expected a, b and out of one dtype, got {a.dtype}, {b.dtype} and {out.dtype}")
-    if out_layout.numel == 0:
-        return
-    if a.dtype in HALF_VIEW:
-        out, a, b = out.view(np.uint16), a.view(np.uint16), b.view(np.uint16)
-    _launch("where", _kernel_set("where", ""), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout))
+    views = (None, None, None, None) if a.dtype not in HALF_VIEW else (_U16, None, _U16, _U16)  # moved as bits
+    return _run("where", _kernel_set("where", ""), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout),
+                views)
 
 
 # ---------------------------------------------------------------------------

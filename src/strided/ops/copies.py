@@ -24,7 +24,8 @@ from ..errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
 from ..layout.analysis import is_non_overlapping, overlaps
 from ..storage import wrap
-from ..tensor import Op, Tensor, fresh, same_buffer, trace_hook
+from ..tensor import Op, Tensor, same_buffer, trace_hook
+from .kept import Kept
 
 _BOUND = caches.cache("ops.copies", "source layout, source dtype, result dtype, device", 2048, threads=True)
 
@@ -35,10 +36,10 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
     e = _BOUND.get((t.layout, t.dtype, dtype, s.device))
     if e is not None:
         d = s.data
-        if len(d) >= e[1] and d.dtype is e[2]:
-            store = alloc_on(s.device, e[3], e[4], name)
-            e[0](store.data, d)
-            return fresh(store, e[5], dtype, Op(name, (t,), {}) if (t._is_var or t._op is not None) else None)
+        if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+            out = e.result(Op(name, (t,), {}) if t._is_var or t._op is not None else None)
+            e.run(out._storage.data, d)
+            return out
     lay = Layout.contiguous(t.shape)
     # The CPU's allocation stays this module's ``alloc`` (the tests count what it hands out).
     store = alloc_on(s.device, lay.numel, dtype.np, name)
@@ -48,7 +49,7 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
     bound = K.copy.bind(lay, t.layout, dtype.np, s.data.dtype)
     if bound is not None:
         run, reach = bound
-        _BOUND.put((t.layout, t.dtype, dtype, s.device), (run, reach[1], s.data.dtype, lay.numel, dtype.np, lay))
+        _BOUND.put((t.layout, t.dtype, dtype, s.device), Kept(run, reach[1:], [s.data.dtype], lay, dtype, s.device))
     out._op = Op(name, (t,), {}) if (t._is_var or t._op is not None) else None
     return out
 

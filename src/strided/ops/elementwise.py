@@ -31,9 +31,10 @@ from ..errors import DTypeError, StridedError
 from ..interop import NotNumeric, operand
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
-from ..storage import alloc, wrap
-from ..tensor import Op, Tensor, fresh, record, trace_hook
+from ..storage import wrap
+from ..tensor import Op, Tensor, record, trace_hook
 from .copies import to_dtype
+from .kept import Kept
 from .registry import REGISTRY
 
 COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
@@ -118,22 +119,14 @@ def _operands(op: str, values, comp: DType, shape, store: DType | None = None) -
 # the kept decisions
 
 
-def _remember(key, kind: str, op: str, out: Tensor, lays: list, bufs: list) -> None:
-    """Keep what this call decided: the kernel call (checked once by ``bind``), the reach of
-    each input, the output layout and dtype.  Only calls whose operands went to the kernel
-    as they came (no conversion) are kept."""
-    if out.numel == 0:
-        return
-    bound = BACKENDS[out._storage.device].elementwise.bind(
-        kind, op, (out.layout, *lays), (out._storage.data.dtype, *[b.dtype for b in bufs]))
-    if bound is not None:
-        run, reach = bound
-        _BOUND.put(key, (run, reach[1:], tuple(b.dtype for b in bufs), out.numel, out.dtype.np, out.layout, out.dtype))
-
-
-def _fresh(e) -> Tensor:
-    """The output of a kept decision: a new buffer under the kept layout."""
-    return fresh(alloc(e[3], e[4]), e[5], e[6])
+def _remember(key, out: Tensor, prepared, bufs: list) -> None:
+    """Keep what this call decided: the kernel call the backend prepared for it (its layouts
+    checked once), and what each input buffer must be for it.  Only calls whose operands went
+    to the kernel as they came (no conversion) are kept."""
+    if prepared is not None:
+        run, reach = prepared
+        _BOUND.put(key, Kept(run, reach[1:], [b.dtype for b in bufs], out.layout, out.dtype,
+                             out._storage.device, out._storage.data.dtype))
 
 
 # Python scalars that convert exactly and silently on the kept path; others take the full
@@ -171,11 +164,9 @@ def unary_fn(op: str):
             e = bound.get((op, t.layout, t.dtype, s.device))
             if e is not None:
                 d = s.data
-                if len(d) >= e[1][0] and d.dtype is e[2][0]:
-                    out = _fresh(e)
-                    e[0](out._storage.data, d)
-                    if t._is_var or t._op is not None:
-                        out._op = Op(op, (t,), {})
+                if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+                    out = e.result(Op(op, (t,), {}) if t._is_var or t._op is not None else None)
+                    e.run(out._storage.data, d)
                     return out
         return slow(op, t)
 
@@ -222,12 +213,11 @@ def kernel_unary(op: str, t: Tensor) -> Tensor:
     K = _kernels(op, src)
     lay = K.elementwise.output_layout(t.shape, src.layout)
     out = _dense(lay, dt.WIDENED.get(want, want), src._storage.device)
-    K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
+    prepared = K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
     if out.dtype is not want:
         return record(to_dtype(out, want), op, (t,))
     if src is t:
-        _remember((op, t.layout, t.dtype, t._storage.device), "unary", spec.kernel, out, [t.layout],
-                  [t._storage.data])
+        _remember((op, t.layout, t.dtype, t._storage.device), out, prepared, [t._storage.data])
     return record(out, op, (t,))
 
 
@@ -314,35 +304,30 @@ def binary_fn(op: str, operator: bool = False):
                 e = bound.get((op, a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
                 if e is not None:
                     da, db = sa.data, sb.data
-                    reach, types = e[1], e[2]
+                    reach, types = e.reach, e.types
                     if len(da) >= reach[0] and len(db) >= reach[1] and da.dtype is types[0] and db.dtype is types[1]:
-                        out = _fresh(e)
-                        e[0](out._storage.data, da, db)
-                        if a._is_var or b._is_var or a._op is not None or b._op is not None:
-                            out._op = Op(op, (a, b), {"operands": (a, b)})
+                        out = e.result(Op(op, (a, b), {"operands": (a, b)})
+                                       if a._is_var or b._is_var or a._op is not None or b._op is not None else None)
+                        e.run(out._storage.data, da, db)
                         return out
             elif type(b) is float or type(b) is int:
                 e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
                 if e is not None:
                     da = sa.data
-                    v = _scalar_buffer(b, e[2][1])
-                    if v is not None and len(da) >= e[1][0] and da.dtype is e[2][0]:
-                        out = _fresh(e)
-                        e[0](out._storage.data, da, v)
-                        if a._is_var or a._op is not None:
-                            out._op = Op(op, (a,), {"operands": (a, b)})
+                    v = _scalar_buffer(b, e.types[1])
+                    if v is not None and len(da) >= e.reach[0] and da.dtype is e.types[0]:
+                        out = e.result(Op(op, (a,), {"operands": (a, b)}) if a._is_var or a._op is not None else None)
+                        e.run(out._storage.data, da, v)
                         return out
         elif isinstance(b, Tensor) and (type(a) is float or type(a) is int):
             sb = b._storage
             e = bound.get((op, type(a), b.layout, b.dtype, sb.device))
             if e is not None:
                 db = sb.data
-                v = _scalar_buffer(a, e[2][0])
-                if v is not None and len(db) >= e[1][1] and db.dtype is e[2][1]:
-                    out = _fresh(e)
-                    e[0](out._storage.data, v, db)
-                    if b._is_var or b._op is not None:
-                        out._op = Op(op, (b,), {"operands": (a, b)})
+                v = _scalar_buffer(a, e.types[0])
+                if v is not None and len(db) >= e.reach[1] and db.dtype is e.types[1]:
+                    out = e.result(Op(op, (b,), {"operands": (a, b)}) if b._is_var or b._op is not None else None)
+                    e.run(out._storage.data, v, db)
                     return out
         return slow(op, a, b)
 
@@ -398,7 +383,7 @@ def kernel_binary(op: str, a, b) -> Tensor:
     # computed in 32 bits and narrowed here.  On the operands' device (``_kernels`` checked
     # that they share one).
     out = _dense(lay, dt.WIDENED.get(want, want), tensors[0]._storage.device)
-    K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
+    prepared = K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
     if out.dtype is not want:
         return record(to_dtype(out, want), op, tensors, operands=(a, b))
     if (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
@@ -411,7 +396,7 @@ def kernel_binary(op: str, a, b) -> Tensor:
         else:
             key = None
         if key is not None:
-            _remember(key, "binary", spec.kernel, out, lays, bufs)
+            _remember(key, out, prepared, bufs)
     return record(out, op, tensors, operands=(a, b))
 
 

@@ -14,8 +14,9 @@ from ..creation import empty
 from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout import Layout
 from ..layout.layout import norm_dim
-from ..storage import alloc
+
 from ..tensor import Op, Tensor, record, tracked
+from .kept import Kept
 
 _new = object.__new__
 
@@ -24,7 +25,6 @@ _new = object.__new__
 # Python: the copy kernel refuses buffers that are not what it was planned for, and the
 # call then starts over on the checked path.
 _CAT = caches.cache("ops.cat", "dim, input layouts, input dtypes, device", 256, threads=True)
-
 
 def index_array(op: str, index) -> np.ndarray:
     if isinstance(index, Tensor):
@@ -46,7 +46,6 @@ def index_array(op: str, index) -> np.ndarray:
         raise ShapeError(f"{op}: expected a 1-D index, got shape {arr.shape}")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
-
 def index_select(t: Tensor, index, dim=0) -> Tensor:
     """The slices of ``t`` at ``index`` along ``dim``, in a new tensor."""
     d = norm_dim("index_select", dim, t.ndim)
@@ -55,7 +54,6 @@ def index_select(t: Tensor, index, dim=0) -> Tensor:
     out = empty(shape, t.dtype, device=t.device)
     BACKENDS[t._storage.device].index.index_select(out._storage.data, out.layout, t._storage.data, t.layout, d, idx)
     return record(out, "index_select", (t,), dim=d, index=idx)
-
 
 def cat(tensors, dim=0) -> Tensor:
     """Join tensors along ``dim``: every input copied into its narrowed slice of the output,
@@ -68,12 +66,9 @@ def cat(tensors, dim=0) -> Tensor:
         except (AttributeError, TypeError, IndexError):  # not tensors: the checks below say so
             hit = None
         if hit is not None:
-            numel, want, many, d, sizes, out_lay = hit
-            store = alloc(numel, want.np, "cat")
-            if many is None or many.run(store.data, [x._storage.data for x in tensors]):
-                out = Tensor(store, out_lay, want)
-                if tracked(tensors):
-                    out._op = Op("cat", tuple(tensors), {"dim": d, "sizes": sizes})
+            d, sizes = hit.extra
+            out = hit.result(Op("cat", tuple(tensors), {"dim": d, "sizes": sizes}) if tracked(tensors) else None)
+            if hit.run is None or hit.run(out._storage.data, [x._storage.data for x in tensors]):
                 return out
     if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
         raise StridedError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
@@ -100,9 +95,10 @@ def cat(tensors, dim=0) -> Tensor:
         if not many.run(out._storage.data, bufs):
             raise StridedError("cat: the copy kernel refused the buffers it was planned for")
     if type(dim) is int and device == "cpu":  # the kept plan allocates on the host
-        _CAT.put((dim, *src_lays, *dtypes, device), (out_lay.numel, want, many, d, sizes, out_lay))
+        # ManyCopy.run checks every buffer itself (False: take this full path), so no reach is kept.
+        _CAT.put((dim, *src_lays, *dtypes, device), Kept(None if many is None else many.run, (), (), out_lay, want,
+                                                         device, extra=(d, sizes)))
     return record(out, "cat", tensors, dim=d, sizes=sizes)
-
 
 def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
     """(output layout, output dtype, the sizes along dim ``d``)."""
@@ -120,14 +116,12 @@ def _cat_plan(d: int, layouts: tuple, dtypes: tuple):
     sizes = tuple(lay.shape[d] for lay in layouts)
     return Layout.contiguous(head + (sum(sizes),) + tail), want, sizes
 
-
 def _cat_slices(out: Layout, d: int, sizes: tuple) -> tuple:
     """Each input's slice of the output."""
     starts = [0]
     for n in sizes:
         starts.append(starts[-1] + n)
     return tuple(out.narrow(d, a, n) for a, n in zip(starts, sizes))
-
 
 def _dense_cat(K, d: int, shape: tuple, layouts: tuple, sizes: tuple, dst, bufs):
     """cat of dense inputs as candle does it, with no layout arithmetic: input i is

@@ -18,14 +18,14 @@ from ..backend import BACKENDS
 from ..creation import empty
 from ..errors import DTypeError, ShapeError, StridedIndexError
 from ..layout.layout import norm_dim
-from ..storage import alloc
+
 from ..tensor import Tensor, fresh, record, trace_hook
 from .copies import to_dtype
 from .elementwise import binary
+from .kept import Kept
 
 _BOUND = caches.cache("ops.reduce", "op name, source layout, source dtype, dim argument, keepdim, device", 2048,
                       threads=True)
-
 
 def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
     if dim is None:
@@ -35,7 +35,6 @@ def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
     if not t.ndim and dims not in ((0,), (-1,), ()):
         raise StridedIndexError(f"{op}: dim {dim} out of range for a rank-0 tensor")
     return tuple(norm)
-
 
 def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``op`` (sum, mean, max, min) over ``dim`` (an int, a tuple of ints, or None for all)."""
@@ -48,18 +47,18 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
         if e is not None:
             d = s.data
-            if len(d) >= e[1] and d.dtype is e[2]:
-                store = alloc(e[3], e[4])
-                e[0](d, store.data)
-                if e[7] is not None:
-                    store.data[...] /= e[7]
+            if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+                out = e.result()
+                e.run(d, out._storage.data)
+                count, keep_layout, dims = e.extra
+                if count is not None:
+                    out._storage.data[...] /= count
                 if t._is_var or t._op is not None:
                     # Recorded as the keepdim reduction plus a squeeze view, as the full path does.
-                    res = record(fresh(store, e[8], e[6]), op, (t,), dims=e[9], keepdim=True)
-                    return res if keepdim or not e[9] else res.squeeze(e[9])
-                return fresh(store, e[5], e[6])
+                    res = record(fresh(out._storage, keep_layout, e.dtype), op, (t,), dims=dims, keepdim=True)
+                    return res if keepdim or not dims else res.squeeze(dims)
+                return out
     return _reduce(op, t, dim, keepdim)
-
 
 def reduce_result(op: str, t, dims) -> "dt.DType":
     """The dtype of ``op`` over ``dims`` of ``t`` (anything with a shape and a dtype); the
@@ -75,7 +74,6 @@ def reduce_result(op: str, t, dims) -> "dt.DType":
     if t.dtype.is_complex and op in ("max", "min"):
         raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
     return t.dtype
-
 
 def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     dims = reduce_dims(op, t, dim)
@@ -103,12 +101,12 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
             run, reach = bound
             final = out.layout if keepdim or not dims else out.layout.squeeze(dims)
             _BOUND.put((op, t.layout, t.dtype, dim, keepdim, t._storage.device),
-                       (run, reach[0], t._storage.data.dtype, out.numel, acc.np, final, want, count, out.layout, dims))
+                       Kept(run, reach, [t._storage.data.dtype], final, want, t._storage.device, acc.np,
+                            (count, out.layout, dims)))
     if want is not acc:
         out = to_dtype(out, want)
     res = record(out, op, (t,), dims=dims, keepdim=True)
     return res if keepdim or not dims else res.squeeze(dims)
-
 
 def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the max (argmax) or min (argmin) along ``dim`` (None: of the flattened tensor)."""
