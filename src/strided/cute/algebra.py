@@ -736,17 +736,6 @@ def _tile_unzip(layout: Layout, tiler) -> Layout:
     return _concat([_concat(tiles), _concat(rests)])
 
 
-def _zipped_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_zipped_divide, layout, tiler)
-    return _tile_unzip(_logical_divide(layout, tiler), tiler)
-
-
-def zipped_divide(layout, tiler) -> Layout:
-    """``((TileM,TileN,...),(RestM,RestN,...,L...))``."""
-    return _named("zipped_divide", _zipped_divide, layout, tiler)
-
-
 def _unpack(layout: Layout) -> list:
     """The top-level modes of ``layout`` for splicing into a result.
 
@@ -756,28 +745,44 @@ def _unpack(layout: Layout) -> list:
     return [layout] if layout.rank == 1 else list(layout)
 
 
-def _tiled_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_tiled_divide, layout, tiler)
-    z = _zipped_divide(layout, tiler)
+# The zipped, tiled and flat divides and products are the logical one with its (tile, rest)
+# pairs gathered (zipped), and then the rest's modes, or both halves' modes, spliced in.
+def _as_zipped(z: Layout) -> Layout:
+    return z
+
+
+def _as_tiled(z: Layout) -> Layout:
     return _concat([z[0], *_unpack(z[1])])
+
+
+def _as_flat(z: Layout) -> Layout:
+    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+
+
+def _regrouped(logical, regroup):
+    """``regroup`` of the zipped form of ``logical(layout, tiler)``; a composed layout keeps
+    its outer function and regroups its inner layout."""
+    def op(layout, tiler) -> Layout:
+        if isinstance(layout, ComposedLayout):
+            return _inner(op, layout, tiler)
+        return regroup(_tile_unzip(logical(layout, tiler), tiler))
+
+    return op
+
+
+def zipped_divide(layout, tiler) -> Layout:
+    """``((TileM,TileN,...),(RestM,RestN,...,L...))``."""
+    return _named("zipped_divide", _regrouped(_logical_divide, _as_zipped), layout, tiler)
 
 
 def tiled_divide(layout, tiler) -> Layout:
     """``((TileM,TileN,...),RestM,RestN,...,L...)``."""
-    return _named("tiled_divide", _tiled_divide, layout, tiler)
-
-
-def _flat_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_flat_divide, layout, tiler)
-    z = _zipped_divide(layout, tiler)
-    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+    return _named("tiled_divide", _regrouped(_logical_divide, _as_tiled), layout, tiler)
 
 
 def flat_divide(layout, tiler) -> Layout:
     """``(TileM,TileN,...,RestM,RestN,...,L...)``."""
-    return _named("flat_divide", _flat_divide, layout, tiler)
+    return _named("flat_divide", _regrouped(_logical_divide, _as_flat), layout, tiler)
 
 
 # ---------------------------------------------------------------------------
@@ -817,39 +822,19 @@ def logical_product(block, tiler) -> Layout:
     return _named("logical_product", _logical_product, block, tiler)
 
 
-def _zipped_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_zipped_product, block, tiler)
-    return _tile_unzip(_logical_product(block, tiler), tiler)
-
-
 def zipped_product(block, tiler) -> Layout:
     """``((BlockM,BlockN,...),(CopiesM,CopiesN,...,L...))``."""
-    return _named("zipped_product", _zipped_product, block, tiler)
-
-
-def _tiled_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_tiled_product, block, tiler)
-    z = _zipped_product(block, tiler)
-    return _concat([z[0], *_unpack(z[1])])
+    return _named("zipped_product", _regrouped(_logical_product, _as_zipped), block, tiler)
 
 
 def tiled_product(block, tiler) -> Layout:
     """``((BlockM,BlockN,...),CopiesM,CopiesN,...,L...)``."""
-    return _named("tiled_product", _tiled_product, block, tiler)
-
-
-def _flat_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_flat_product, block, tiler)
-    z = _zipped_product(block, tiler)
-    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+    return _named("tiled_product", _regrouped(_logical_product, _as_tiled), block, tiler)
 
 
 def flat_product(block, tiler) -> Layout:
     """``(BlockM,BlockN,...,CopiesM,CopiesN,...,L...)``."""
-    return _named("flat_product", _flat_product, block, tiler)
+    return _named("flat_product", _regrouped(_logical_product, _as_flat), block, tiler)
 
 
 def _append_to_rank(layout: Layout, r: int) -> Layout:
