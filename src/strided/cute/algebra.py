@@ -25,19 +25,8 @@ Conventions shared by all operations:
 from __future__ import annotations
 
 from ..errors import ShapeError, StridedError
-from .int_tuple import (
-    Static,
-    ceil_div,
-    format_int_tuple,
-    is_int,
-    is_tuple,
-    leaves,
-    normalize_int_tuple,
-    one_like,
-    product,
-    unflatten,
-    zero_like,
-)
+from .int_tuple import (Static, ceil_div, format_int_tuple, is_int, is_tuple, leaves, normalize_int_tuple, one_like,
+                        product, unflatten, zero_like)
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
 

@@ -121,19 +121,14 @@ class Static(int):
     def __reduce__(self):
         return (Static, (int(self),))
 
-    __add__ = _static_binop("__add__")
-    __radd__ = _static_binop("__radd__")
-    __sub__ = _static_binop("__sub__")
-    __rsub__ = _static_binop("__rsub__")
-    __mul__ = _static_binop("__mul__")
-    __rmul__ = _static_binop("__rmul__")
-    __floordiv__ = _static_binop("__floordiv__")
-    __rfloordiv__ = _static_binop("__rfloordiv__")
-    __mod__ = _static_binop("__mod__")
-    __rmod__ = _static_binop("__rmod__")
-    __neg__ = _static_unop("__neg__")
-    __pos__ = _static_unop("__pos__")
-    __abs__ = _static_unop("__abs__")
+
+# Arithmetic between statics stays static, in either operand order; sign and abs keep the mark.
+for _op in ("add", "sub", "mul", "floordiv", "mod"):
+    for _name in (f"__{_op}__", f"__r{_op}__"):
+        setattr(Static, _name, _static_binop(_name))
+for _name in ("__neg__", "__pos__", "__abs__"):
+    setattr(Static, _name, _static_unop(_name))
+del _op, _name
 
 
 class Integer(ABC):
@@ -454,15 +449,25 @@ def compatible(a, b) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def _split_index(idx, shape: tuple) -> tuple:
-    """An index into a tuple shape as one index a mode, colexicographically; as in C++ CuTe
-    the last mode is not reduced, so an index past the end continues along it."""
+def _mismatch(op: str, what: str, x, shape) -> ShapeError:
+    """``op``'s error for a coordinate or a stride whose structure is not ``shape``'s."""
+    return ShapeError(f"{op}: {what} {format_int_tuple(x)} does not match shape {format_int_tuple(shape)}")
+
+
+def _per_mode(op: str, crd, shape: tuple) -> tuple:
+    """``crd`` as one coordinate a mode of the tuple ``shape``.  A tuple must have the
+    shape's rank; an index is split over the modes colexicographically, the last mode not
+    reduced, as in C++ CuTe (an index past the end continues along it)."""
+    if is_tuple(crd):
+        if len(crd) != len(shape):
+            raise _mismatch(op, "coordinate", crd, shape)
+        return crd
     out = []
     for s in shape[:-1]:
         n = product(s)
-        out.append(idx % n)
-        idx = idx // n
-    return (*out, idx) if shape else ()
+        out.append(crd % n)
+        crd = crd // n
+    return (*out, crd) if shape else ()
 
 
 def crd2idx(crd, shape, stride=None):
@@ -479,25 +484,18 @@ def crd2idx(crd, shape, stride=None):
         stride = prefix_product(shape)
     if crd is None:
         return zero_like(stride)
-    if is_tuple(shape) and not is_tuple(crd):
-        crd = _split_index(crd, shape)
-    if is_tuple(crd):
-        if not is_tuple(shape) or len(crd) != len(shape):
-            raise ShapeError(
-                f"crd2idx: coordinate {format_int_tuple(crd)} does not match shape {format_int_tuple(shape)}"
-            )
+    if is_tuple(shape):
+        crd = _per_mode("crd2idx", crd, shape)
         if not is_tuple(stride) or len(stride) != len(shape):
-            raise ShapeError(
-                f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-            )
+            raise _mismatch("crd2idx", "stride", stride, shape)
         result = zero_like(stride)
         for c, s, d in zip(crd, shape, stride):
             result = result + crd2idx(c, s, d)
         return result
+    if is_tuple(crd):
+        raise _mismatch("crd2idx", "coordinate", crd, shape)
     if is_tuple(stride):
-        raise ShapeError(
-            f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-        )
+        raise _mismatch("crd2idx", "stride", stride, shape)
     return crd * stride
 
 
@@ -518,29 +516,20 @@ def idx2crd(idx, shape, stride=None):
         return _idx2crd_strided(idx, shape, stride)
     if idx is None:
         raise ShapeError("idx2crd: None is not an index")
-    if is_tuple(shape) and not is_tuple(idx):
-        idx = _split_index(idx, shape)
+    if is_tuple(shape):
+        return tuple(idx2crd(i, s) for i, s in zip(_per_mode("idx2crd", idx, shape), shape))
     if is_tuple(idx):
-        if not is_tuple(shape) or len(idx) != len(shape):
-            raise ShapeError(
-                f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape {format_int_tuple(shape)}"
-            )
-        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+        raise _mismatch("idx2crd", "coordinate", idx, shape)
     return idx
 
 
 def _idx2crd_strided(idx, shape, stride):
     if is_tuple(shape):
         if not is_tuple(stride) or len(stride) != len(shape):
-            raise ShapeError(
-                f"idx2crd: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-            )
+            raise _mismatch("idx2crd", "stride", stride, shape)
         if is_tuple(idx):
             if len(idx) != len(shape):
-                raise ShapeError(
-                    f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape "
-                    f"{format_int_tuple(shape)}"
-                )
+                raise _mismatch("idx2crd", "coordinate", idx, shape)
             return tuple(_idx2crd_strided(i, s, d) for i, s, d in zip(idx, shape, stride))
         return tuple(_idx2crd_strided(idx, s, d) for s, d in zip(shape, stride))
     if is_tuple(idx) or is_tuple(stride):
