@@ -679,19 +679,31 @@ def left_inverse(layout) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _logical_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_logical_divide, layout, tiler)
-    layout = _as_layout(layout)
-    if tiler is None:
-        return layout
-    if is_tuple(tiler):
-        return _by_mode(layout, tiler, _logical_divide, keep_rest=True)
-    b = _as_tiler_layout(tiler)
+def _by_tiler(by_layout, what: str):
+    """A divide or product: ``by_layout(layout, b)`` for a tiler that is one layout ``b``,
+    mode by mode for a tuple tiler (modes past it kept), the layout itself for None; a
+    composed layout's inner layout (``what`` names the layout operand in errors)."""
+    def op(layout, tiler) -> Layout:
+        if isinstance(layout, ComposedLayout):
+            return _inner(op, layout, tiler)
+        layout = _as_layout(layout, what)
+        if tiler is None:
+            return layout
+        if is_tuple(tiler):
+            return _by_mode(layout, tiler, op, keep_rest=True)
+        return by_layout(layout, _as_tiler_layout(tiler))
+
+    return op
+
+
+def _divide(layout: Layout, b: Layout) -> Layout:
     # A / B = A o (B, complement(B, shape(coalesce(A)))): the tile, then
     # the layout of the tiles (the "rest").
     rest = complement(b, _coalesce(layout).shape)
     return composition(layout, _concat([b, rest]))
+
+
+_logical_divide = _by_tiler(_divide, "layout")
 
 
 def logical_divide(layout, tiler) -> Layout:
@@ -779,16 +791,8 @@ def flat_divide(layout, tiler) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _logical_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_logical_product, block, tiler)
-    block = _as_layout(block, "block")
-    if tiler is None:
-        return block
-    if is_tuple(tiler):
-        return _by_mode(block, tiler, _logical_product, keep_rest=True)
-    # An int tiler n is the layout n:1 (pycute divides instead: a bug).
-    b = _as_tiler_layout(tiler)
+def _product(block: Layout, b: Layout) -> Layout:
+    # b is the tiler as a layout: an int n is n:1 (pycute divides by it instead: a bug).
     for s, d in zip(leaves(b.shape), leaves(b.stride)):
         if s > 1 and d < 0:
             raise ShapeError(
@@ -799,6 +803,9 @@ def _logical_product(block, tiler) -> Layout:
     # of A in the space that A leaves free.
     free = complement(block, block.size * b.cosize)
     return _concat([block, composition(free, b)])
+
+
+_logical_product = _by_tiler(_product, "block")
 
 
 def logical_product(block, tiler) -> Layout:
