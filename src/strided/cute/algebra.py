@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError, StridedError
 from .int_tuple import (Static, ceil_div, format_int_tuple, is_int, is_tuple, leaves, normalize_int_tuple, one_like,
-                        product, unflatten, zero_like)
+                        prefix_product, product, unflatten, zero_like)
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
 
@@ -563,14 +563,6 @@ def complement(layout, cotarget=_MISSING) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _prefix(shapes, one):
-    pre, acc = [], one
-    for s in shapes:
-        pre.append(acc)
-        acc = acc * s
-    return pre
-
-
 def _swizzled_parts(layout, op):
     if not isinstance(layout.layout_a, Swizzle) or layout.offset != 0:
         raise ShapeError(
@@ -579,19 +571,28 @@ def _swizzled_parts(layout, op):
     return layout.layout_a, layout.layout_b
 
 
-def _right_inverse(layout) -> Layout:
-    if isinstance(layout, Swizzle):
-        return layout  # its own inverse
-    if isinstance(layout, ComposedLayout):
-        # (sw o B)^-1 = B^-1 o sw: a swizzle is its own inverse.
-        sw, b = _swizzled_parts(layout, "right_inverse")
-        return _compose_layout_swizzle(_right_inverse(b), sw)
-    layout = _as_layout(layout)
-    flat = _coalesce(layout)
-    shapes, strides = leaves(flat.shape), leaves(flat.stride)
-    one = one_like(layout.shape, layout.stride)
-    zero = zero_like(layout.shape, layout.stride)
-    pre = _prefix(shapes, one)
+def _inverse(op: str, of_modes):
+    """An inverse: a swizzle is its own, ``(sw o B)^-1 = B^-1 o sw``, and a layout's is
+    ``of_modes(layout, shapes, strides, one, zero, pre)`` of its coalesced flat modes (``pre``
+    the exclusive prefix products of their shapes, ``one`` and ``zero`` static as the
+    layout is)."""
+    def inverse(layout) -> Layout:
+        if isinstance(layout, Swizzle):
+            return layout
+        if isinstance(layout, ComposedLayout):
+            sw, b = _swizzled_parts(layout, op)
+            return _compose_layout_swizzle(inverse(b), sw)
+        layout = _as_layout(layout)
+        flat = _coalesce(layout)
+        shapes, strides = leaves(flat.shape), leaves(flat.stride)
+        one = one_like(layout.shape, layout.stride)
+        zero = zero_like(layout.shape, layout.stride)
+        return of_modes(layout, shapes, strides, one, zero, prefix_product(tuple(shapes), one))
+
+    return inverse
+
+
+def _right_inverse_modes(layout, shapes, strides, one, zero, pre) -> Layout:
     # Follow the chain of strides 1, s*d, ... through the positive strides:
     # those modes alone reach the offsets 0, 1, 2, ... in order.  (C++ also
     # filters out dynamic strides; we know every value, so we do not.)
@@ -602,6 +603,9 @@ def _right_inverse(layout) -> Layout:
             result_d.append(pre[i])
             curr = shapes[i] * strides[i]
     return _coalesce_flat(result_s, result_d, layout.shape)
+
+
+_right_inverse = _inverse("right_inverse", _right_inverse_modes)
 
 
 def right_inverse(layout) -> Layout:
@@ -615,15 +619,7 @@ def right_inverse(layout) -> Layout:
     return _named("right_inverse", _right_inverse, layout)
 
 
-def _left_inverse(layout) -> Layout:
-    if isinstance(layout, Swizzle):
-        return layout
-    if isinstance(layout, ComposedLayout):
-        sw, b = _swizzled_parts(layout, "left_inverse")
-        return _compose_layout_swizzle(_left_inverse(b), sw)
-    layout = _as_layout(layout)
-    flat = _coalesce(layout)
-    shapes, strides = leaves(flat.shape), leaves(flat.stride)
+def _left_inverse_modes(layout, shapes, strides, one, zero, pre) -> Layout:
     for s, d in zip(shapes, strides):
         if s > 1 and d < 0:
             raise ShapeError(
@@ -632,9 +628,6 @@ def _left_inverse(layout) -> Layout:
             )
         if s > 1 and d == 0:
             raise ShapeError(f"the layout is not injective: its mode {s}:{d} has stride 0")
-    one = one_like(layout.shape, layout.stride)
-    zero = zero_like(layout.shape, layout.stride)
-    pre = _prefix(shapes, one)
     order = sorted(range(len(shapes)), key=lambda i: strides[i])
     # Result (C++ form): mode k has stride = the domain stride of the k-th
     # smallest-stride mode of L and shape = how many of its steps fit below
@@ -661,6 +654,9 @@ def _left_inverse(layout) -> Layout:
         prev = (shapes[i], d)
     result_s.append(shapes[order[-1]])
     return _coalesce_flat(result_s, result_d, layout.shape)
+
+
+_left_inverse = _inverse("left_inverse", _left_inverse_modes)
 
 
 def left_inverse(layout) -> Layout:
