@@ -135,6 +135,21 @@ def _by_mode(layout: Layout, tiler: tuple, fn, keep_rest: bool) -> Layout:
     return _concat(modes)
 
 
+def _mode_wise(whole, what: str = "layout"):
+    """An operation CuTe applies mode by mode under a tuple profile or tiler (the modes past
+    it kept), to a composed layout's inner layout, and as ``whole(layout, arg)`` otherwise
+    (``what`` names the layout operand in errors)."""
+    def op(layout, arg=None) -> Layout:
+        if isinstance(layout, ComposedLayout):
+            return _inner(op, layout, arg)
+        layout = _as_layout(layout, what)
+        if is_tuple(arg):
+            return _by_mode(layout, arg, op, keep_rest=True)
+        return whole(layout, arg)
+
+    return op
+
+
 # ---------------------------------------------------------------------------
 # Coalesce and filter
 # ---------------------------------------------------------------------------
@@ -158,13 +173,11 @@ def _coalesce_flat(shapes, strides, ref) -> Layout:
     return Layout(tuple(out_s), tuple(out_d))
 
 
-def _coalesce(layout, profile=None) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_coalesce, layout, profile)
-    layout = _as_layout(layout)
-    if is_tuple(profile):
-        return _by_mode(layout, profile, _coalesce, keep_rest=True)
+def _coalesce_whole(layout: Layout, profile) -> Layout:
     return _coalesce_flat(leaves(layout.shape), leaves(layout.stride), layout.shape)
+
+
+_coalesce = _mode_wise(_coalesce_whole)
 
 
 def coalesce(layout, profile=None) -> Layout:
@@ -179,17 +192,15 @@ def coalesce(layout, profile=None) -> Layout:
     return _named("coalesce", _coalesce, layout, profile if profile is not None else _MISSING)
 
 
-def _filter(layout, profile=None) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_filter, layout, profile)
-    layout = _as_layout(layout)
-    if is_tuple(profile):
-        return _by_mode(layout, profile, _filter, keep_rest=True)
+def _filter_whole(layout: Layout, profile) -> Layout:
     shapes = [
         one_like(s, d) if d == 0 else s
         for s, d in zip(leaves(layout.shape), leaves(layout.stride))
     ]
     return _coalesce_flat(shapes, leaves(layout.stride), layout.shape)
+
+
+_filter = _mode_wise(_filter_whole)
 
 
 def filter(layout, profile=None) -> Layout:  # CuTe's name
@@ -675,31 +686,17 @@ def left_inverse(layout) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _by_tiler(by_layout, what: str):
-    """A divide or product: ``by_layout(layout, b)`` for a tiler that is one layout ``b``,
-    mode by mode for a tuple tiler (modes past it kept), the layout itself for None; a
-    composed layout's inner layout (``what`` names the layout operand in errors)."""
-    def op(layout, tiler) -> Layout:
-        if isinstance(layout, ComposedLayout):
-            return _inner(op, layout, tiler)
-        layout = _as_layout(layout, what)
-        if tiler is None:
-            return layout
-        if is_tuple(tiler):
-            return _by_mode(layout, tiler, op, keep_rest=True)
-        return by_layout(layout, _as_tiler_layout(tiler))
-
-    return op
-
-
-def _divide(layout: Layout, b: Layout) -> Layout:
+def _divide(layout: Layout, tiler) -> Layout:
+    if tiler is None:
+        return layout
+    b = _as_tiler_layout(tiler)
     # A / B = A o (B, complement(B, shape(coalesce(A)))): the tile, then
     # the layout of the tiles (the "rest").
     rest = complement(b, _coalesce(layout).shape)
     return composition(layout, _concat([b, rest]))
 
 
-_logical_divide = _by_tiler(_divide, "layout")
+_logical_divide = _mode_wise(_divide)
 
 
 def logical_divide(layout, tiler) -> Layout:
@@ -787,8 +784,11 @@ def flat_divide(layout, tiler) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _product(block: Layout, b: Layout) -> Layout:
-    # b is the tiler as a layout: an int n is n:1 (pycute divides by it instead: a bug).
+def _product(block: Layout, tiler) -> Layout:
+    if tiler is None:
+        return block
+    # An int tiler n is the layout n:1 (pycute divides instead: a bug).
+    b = _as_tiler_layout(tiler)
     for s, d in zip(leaves(b.shape), leaves(b.stride)):
         if s > 1 and d < 0:
             raise ShapeError(
@@ -801,7 +801,7 @@ def _product(block: Layout, b: Layout) -> Layout:
     return _concat([block, composition(free, b)])
 
 
-_logical_product = _by_tiler(_product, "block")
+_logical_product = _mode_wise(_product, "block")
 
 
 def logical_product(block, tiler) -> Layout:
