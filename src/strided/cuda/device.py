@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 from numba import cuda
 
@@ -39,17 +41,10 @@ class Bf16Array:
     def __len__(self) -> int:
         return len(self.bits)
 
-    @property
-    def shape(self) -> tuple:
-        return self.bits.shape
-
-    @property
-    def size(self) -> int:
-        return self.bits.size
-
-    @property
-    def nbytes(self) -> int:
-        return self.bits.nbytes
+    # two bytes an element, as its bits are: the same shape, size and bytes
+    shape = property(attrgetter("bits.shape"))
+    size = property(attrgetter("bits.size"))
+    nbytes = property(attrgetter("bits.nbytes"))
 
     def __getitem__(self, key) -> "Bf16Array":
         return Bf16Array(self.bits[key])

@@ -53,6 +53,7 @@ from .memory import Sectors, bank_conflicts, bank_of, global_sectors
 from .swizzle import ComposedLayout, Swizzle, make_swizzle, slice_and_offset
 from .tv import TVLayout, make_layout_tv, product_each, tv_grid
 from . import picture  # gives the layout classes their notebook pictures
+from . import algebra, int_tuple, layout, memory, swizzle, tv
 from .layout import (
     Layout,
     cosize,
@@ -70,72 +71,13 @@ from .layout import (
     stride,
 )
 
-__all__ = [
-    # IntTuple helpers
-    "Integer",
-    "Static",
-    "static",
-    "dynamic",
-    "is_static",
-    "is_int",
-    "is_tuple",
-    "flatten",
-    "unflatten",
-    "product",
-    "inner_product",
-    "prefix_product",
-    "shape_div",
-    "ceil_div",
-    "congruent",
-    "weakly_congruent",
-    "compatible",
-    "crd2idx",
-    "idx2crd",
-    "crd2crd",
-    "has_none",
-    "slice_",
-    "dice",
-    # Layout
-    "Layout",
-    "make_layout",
-    "size",
-    "cosize",
-    "rank",
-    "depth",
-    "shape",
-    "stride",
-    "slice_and_offset",
-    "format_layout",
-    "print_layout",
-    # Swizzles and composed layouts
-    "Swizzle",
-    "ComposedLayout",
-    "make_swizzle",
-    # Thread-value layouts
-    "make_layout_tv",
-    "TVLayout",
-    "product_each",
-    "tv_grid",
-    # What a warp's access costs
-    "bank_conflicts",
-    "bank_of",
-    "global_sectors",
-    "Sectors",
-    # Algebra
-    "coalesce",
-    "filter",
-    "composition",
-    "complement",
-    "right_inverse",
-    "left_inverse",
-    "logical_divide",
-    "zipped_divide",
-    "tiled_divide",
-    "flat_divide",
-    "logical_product",
-    "zipped_product",
-    "tiled_product",
-    "flat_product",
-    "blocked_product",
-    "raked_product",
-]
+# The public names are the ones imported above, each listed in its own module's __all__; a
+# module's __all__ also names helpers the package leaves out, and where two modules define a
+# name (int_tuple's size and layout's, layout's slice_and_offset and swizzle's) the package
+# exports the one it imports.
+__all__ = list(dict.fromkeys(
+    name
+    for module in (int_tuple, layout, swizzle, tv, memory, algebra)
+    for name in module.__all__
+    if globals().get(name) is getattr(module, name)
+))

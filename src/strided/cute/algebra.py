@@ -25,19 +25,8 @@ Conventions shared by all operations:
 from __future__ import annotations
 
 from ..errors import ShapeError, StridedError
-from .int_tuple import (
-    Static,
-    ceil_div,
-    format_int_tuple,
-    is_int,
-    is_tuple,
-    leaves,
-    normalize_int_tuple,
-    one_like,
-    product,
-    unflatten,
-    zero_like,
-)
+from .int_tuple import (Static, ceil_div, format_int_tuple, is_int, is_tuple, leaves, normalize_int_tuple, one_like,
+                        prefix_product, product, unflatten, zero_like)
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle, make_swizzle
 
@@ -146,6 +135,21 @@ def _by_mode(layout: Layout, tiler: tuple, fn, keep_rest: bool) -> Layout:
     return _concat(modes)
 
 
+def _mode_wise(whole, what: str = "layout"):
+    """An operation CuTe applies mode by mode under a tuple profile or tiler (the modes past
+    it kept), to a composed layout's inner layout, and as ``whole(layout, arg)`` otherwise
+    (``what`` names the layout operand in errors)."""
+    def op(layout, arg=None) -> Layout:
+        if isinstance(layout, ComposedLayout):
+            return _inner(op, layout, arg)
+        layout = _as_layout(layout, what)
+        if is_tuple(arg):
+            return _by_mode(layout, arg, op, keep_rest=True)
+        return whole(layout, arg)
+
+    return op
+
+
 # ---------------------------------------------------------------------------
 # Coalesce and filter
 # ---------------------------------------------------------------------------
@@ -169,13 +173,11 @@ def _coalesce_flat(shapes, strides, ref) -> Layout:
     return Layout(tuple(out_s), tuple(out_d))
 
 
-def _coalesce(layout, profile=None) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_coalesce, layout, profile)
-    layout = _as_layout(layout)
-    if is_tuple(profile):
-        return _by_mode(layout, profile, _coalesce, keep_rest=True)
+def _coalesce_whole(layout: Layout, profile) -> Layout:
     return _coalesce_flat(leaves(layout.shape), leaves(layout.stride), layout.shape)
+
+
+_coalesce = _mode_wise(_coalesce_whole)
 
 
 def coalesce(layout, profile=None) -> Layout:
@@ -190,17 +192,15 @@ def coalesce(layout, profile=None) -> Layout:
     return _named("coalesce", _coalesce, layout, profile if profile is not None else _MISSING)
 
 
-def _filter(layout, profile=None) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_filter, layout, profile)
-    layout = _as_layout(layout)
-    if is_tuple(profile):
-        return _by_mode(layout, profile, _filter, keep_rest=True)
+def _filter_whole(layout: Layout, profile) -> Layout:
     shapes = [
         one_like(s, d) if d == 0 else s
         for s, d in zip(leaves(layout.shape), leaves(layout.stride))
     ]
     return _coalesce_flat(shapes, leaves(layout.stride), layout.shape)
+
+
+_filter = _mode_wise(_filter_whole)
 
 
 def filter(layout, profile=None) -> Layout:  # CuTe's name
@@ -574,14 +574,6 @@ def complement(layout, cotarget=_MISSING) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _prefix(shapes, one):
-    pre, acc = [], one
-    for s in shapes:
-        pre.append(acc)
-        acc = acc * s
-    return pre
-
-
 def _swizzled_parts(layout, op):
     if not isinstance(layout.layout_a, Swizzle) or layout.offset != 0:
         raise ShapeError(
@@ -590,19 +582,28 @@ def _swizzled_parts(layout, op):
     return layout.layout_a, layout.layout_b
 
 
-def _right_inverse(layout) -> Layout:
-    if isinstance(layout, Swizzle):
-        return layout  # its own inverse
-    if isinstance(layout, ComposedLayout):
-        # (sw o B)^-1 = B^-1 o sw: a swizzle is its own inverse.
-        sw, b = _swizzled_parts(layout, "right_inverse")
-        return _compose_layout_swizzle(_right_inverse(b), sw)
-    layout = _as_layout(layout)
-    flat = _coalesce(layout)
-    shapes, strides = leaves(flat.shape), leaves(flat.stride)
-    one = one_like(layout.shape, layout.stride)
-    zero = zero_like(layout.shape, layout.stride)
-    pre = _prefix(shapes, one)
+def _inverse(op: str, of_modes):
+    """An inverse: a swizzle is its own, ``(sw o B)^-1 = B^-1 o sw``, and a layout's is
+    ``of_modes(layout, shapes, strides, one, zero, pre)`` of its coalesced flat modes (``pre``
+    the exclusive prefix products of their shapes, ``one`` and ``zero`` static as the
+    layout is)."""
+    def inverse(layout) -> Layout:
+        if isinstance(layout, Swizzle):
+            return layout
+        if isinstance(layout, ComposedLayout):
+            sw, b = _swizzled_parts(layout, op)
+            return _compose_layout_swizzle(inverse(b), sw)
+        layout = _as_layout(layout)
+        flat = _coalesce(layout)
+        shapes, strides = leaves(flat.shape), leaves(flat.stride)
+        one = one_like(layout.shape, layout.stride)
+        zero = zero_like(layout.shape, layout.stride)
+        return of_modes(layout, shapes, strides, one, zero, prefix_product(tuple(shapes), one))
+
+    return inverse
+
+
+def _right_inverse_modes(layout, shapes, strides, one, zero, pre) -> Layout:
     # Follow the chain of strides 1, s*d, ... through the positive strides:
     # those modes alone reach the offsets 0, 1, 2, ... in order.  (C++ also
     # filters out dynamic strides; we know every value, so we do not.)
@@ -613,6 +614,9 @@ def _right_inverse(layout) -> Layout:
             result_d.append(pre[i])
             curr = shapes[i] * strides[i]
     return _coalesce_flat(result_s, result_d, layout.shape)
+
+
+_right_inverse = _inverse("right_inverse", _right_inverse_modes)
 
 
 def right_inverse(layout) -> Layout:
@@ -626,15 +630,7 @@ def right_inverse(layout) -> Layout:
     return _named("right_inverse", _right_inverse, layout)
 
 
-def _left_inverse(layout) -> Layout:
-    if isinstance(layout, Swizzle):
-        return layout
-    if isinstance(layout, ComposedLayout):
-        sw, b = _swizzled_parts(layout, "left_inverse")
-        return _compose_layout_swizzle(_left_inverse(b), sw)
-    layout = _as_layout(layout)
-    flat = _coalesce(layout)
-    shapes, strides = leaves(flat.shape), leaves(flat.stride)
+def _left_inverse_modes(layout, shapes, strides, one, zero, pre) -> Layout:
     for s, d in zip(shapes, strides):
         if s > 1 and d < 0:
             raise ShapeError(
@@ -643,9 +639,6 @@ def _left_inverse(layout) -> Layout:
             )
         if s > 1 and d == 0:
             raise ShapeError(f"the layout is not injective: its mode {s}:{d} has stride 0")
-    one = one_like(layout.shape, layout.stride)
-    zero = zero_like(layout.shape, layout.stride)
-    pre = _prefix(shapes, one)
     order = sorted(range(len(shapes)), key=lambda i: strides[i])
     # Result (C++ form): mode k has stride = the domain stride of the k-th
     # smallest-stride mode of L and shape = how many of its steps fit below
@@ -674,6 +667,9 @@ def _left_inverse(layout) -> Layout:
     return _coalesce_flat(result_s, result_d, layout.shape)
 
 
+_left_inverse = _inverse("left_inverse", _left_inverse_modes)
+
+
 def left_inverse(layout) -> Layout:
     """An R with ``R(layout(i)) == i`` for every ``i < size(layout)``.
 
@@ -690,19 +686,17 @@ def left_inverse(layout) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _logical_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_logical_divide, layout, tiler)
-    layout = _as_layout(layout)
+def _divide(layout: Layout, tiler) -> Layout:
     if tiler is None:
         return layout
-    if is_tuple(tiler):
-        return _by_mode(layout, tiler, _logical_divide, keep_rest=True)
     b = _as_tiler_layout(tiler)
     # A / B = A o (B, complement(B, shape(coalesce(A)))): the tile, then
     # the layout of the tiles (the "rest").
     rest = complement(b, _coalesce(layout).shape)
     return composition(layout, _concat([b, rest]))
+
+
+_logical_divide = _mode_wise(_divide)
 
 
 def logical_divide(layout, tiler) -> Layout:
@@ -736,17 +730,6 @@ def _tile_unzip(layout: Layout, tiler) -> Layout:
     return _concat([_concat(tiles), _concat(rests)])
 
 
-def _zipped_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_zipped_divide, layout, tiler)
-    return _tile_unzip(_logical_divide(layout, tiler), tiler)
-
-
-def zipped_divide(layout, tiler) -> Layout:
-    """``((TileM,TileN,...),(RestM,RestN,...,L...))``."""
-    return _named("zipped_divide", _zipped_divide, layout, tiler)
-
-
 def _unpack(layout: Layout) -> list:
     """The top-level modes of ``layout`` for splicing into a result.
 
@@ -756,28 +739,44 @@ def _unpack(layout: Layout) -> list:
     return [layout] if layout.rank == 1 else list(layout)
 
 
-def _tiled_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_tiled_divide, layout, tiler)
-    z = _zipped_divide(layout, tiler)
+# The zipped, tiled and flat divides and products are the logical one with its (tile, rest)
+# pairs gathered (zipped), and then the rest's modes, or both halves' modes, spliced in.
+def _as_zipped(z: Layout) -> Layout:
+    return z
+
+
+def _as_tiled(z: Layout) -> Layout:
     return _concat([z[0], *_unpack(z[1])])
+
+
+def _as_flat(z: Layout) -> Layout:
+    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+
+
+def _regrouped(logical, regroup):
+    """``regroup`` of the zipped form of ``logical(layout, tiler)``; a composed layout keeps
+    its outer function and regroups its inner layout."""
+    def op(layout, tiler) -> Layout:
+        if isinstance(layout, ComposedLayout):
+            return _inner(op, layout, tiler)
+        return regroup(_tile_unzip(logical(layout, tiler), tiler))
+
+    return op
+
+
+def zipped_divide(layout, tiler) -> Layout:
+    """``((TileM,TileN,...),(RestM,RestN,...,L...))``."""
+    return _named("zipped_divide", _regrouped(_logical_divide, _as_zipped), layout, tiler)
 
 
 def tiled_divide(layout, tiler) -> Layout:
     """``((TileM,TileN,...),RestM,RestN,...,L...)``."""
-    return _named("tiled_divide", _tiled_divide, layout, tiler)
-
-
-def _flat_divide(layout, tiler) -> Layout:
-    if isinstance(layout, ComposedLayout):
-        return _inner(_flat_divide, layout, tiler)
-    z = _zipped_divide(layout, tiler)
-    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+    return _named("tiled_divide", _regrouped(_logical_divide, _as_tiled), layout, tiler)
 
 
 def flat_divide(layout, tiler) -> Layout:
     """``(TileM,TileN,...,RestM,RestN,...,L...)``."""
-    return _named("flat_divide", _flat_divide, layout, tiler)
+    return _named("flat_divide", _regrouped(_logical_divide, _as_flat), layout, tiler)
 
 
 # ---------------------------------------------------------------------------
@@ -785,14 +784,9 @@ def flat_divide(layout, tiler) -> Layout:
 # ---------------------------------------------------------------------------
 
 
-def _logical_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_logical_product, block, tiler)
-    block = _as_layout(block, "block")
+def _product(block: Layout, tiler) -> Layout:
     if tiler is None:
         return block
-    if is_tuple(tiler):
-        return _by_mode(block, tiler, _logical_product, keep_rest=True)
     # An int tiler n is the layout n:1 (pycute divides instead: a bug).
     b = _as_tiler_layout(tiler)
     for s, d in zip(leaves(b.shape), leaves(b.stride)):
@@ -807,6 +801,9 @@ def _logical_product(block, tiler) -> Layout:
     return _concat([block, composition(free, b)])
 
 
+_logical_product = _mode_wise(_product, "block")
+
+
 def logical_product(block, tiler) -> Layout:
     """(block, copies): ``(A, complement(A, size(A)*cosize(B)) o B)``.
 
@@ -817,39 +814,19 @@ def logical_product(block, tiler) -> Layout:
     return _named("logical_product", _logical_product, block, tiler)
 
 
-def _zipped_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_zipped_product, block, tiler)
-    return _tile_unzip(_logical_product(block, tiler), tiler)
-
-
 def zipped_product(block, tiler) -> Layout:
     """``((BlockM,BlockN,...),(CopiesM,CopiesN,...,L...))``."""
-    return _named("zipped_product", _zipped_product, block, tiler)
-
-
-def _tiled_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_tiled_product, block, tiler)
-    z = _zipped_product(block, tiler)
-    return _concat([z[0], *_unpack(z[1])])
+    return _named("zipped_product", _regrouped(_logical_product, _as_zipped), block, tiler)
 
 
 def tiled_product(block, tiler) -> Layout:
     """``((BlockM,BlockN,...),CopiesM,CopiesN,...,L...)``."""
-    return _named("tiled_product", _tiled_product, block, tiler)
-
-
-def _flat_product(block, tiler) -> Layout:
-    if isinstance(block, ComposedLayout):
-        return _inner(_flat_product, block, tiler)
-    z = _zipped_product(block, tiler)
-    return _concat([*_unpack(z[0]), *_unpack(z[1])])
+    return _named("tiled_product", _regrouped(_logical_product, _as_tiled), block, tiler)
 
 
 def flat_product(block, tiler) -> Layout:
     """``(BlockM,BlockN,...,CopiesM,CopiesN,...,L...)``."""
-    return _named("flat_product", _flat_product, block, tiler)
+    return _named("flat_product", _regrouped(_logical_product, _as_flat), block, tiler)
 
 
 def _append_to_rank(layout: Layout, r: int) -> Layout:

@@ -25,6 +25,7 @@ a 1-D index into that mode.  ``None`` in a coordinate plays CuTe's ``_``
 
 from __future__ import annotations
 
+import operator
 from abc import ABC
 
 from ..errors import ShapeError
@@ -45,6 +46,7 @@ __all__ = [
     "unflatten",
     "inner_product",
     "prefix_product",
+    "fold_modes",
     "shape_div",
     "ceil_div",
     "congruent",
@@ -119,19 +121,14 @@ class Static(int):
     def __reduce__(self):
         return (Static, (int(self),))
 
-    __add__ = _static_binop("__add__")
-    __radd__ = _static_binop("__radd__")
-    __sub__ = _static_binop("__sub__")
-    __rsub__ = _static_binop("__rsub__")
-    __mul__ = _static_binop("__mul__")
-    __rmul__ = _static_binop("__rmul__")
-    __floordiv__ = _static_binop("__floordiv__")
-    __rfloordiv__ = _static_binop("__rfloordiv__")
-    __mod__ = _static_binop("__mod__")
-    __rmod__ = _static_binop("__rmod__")
-    __neg__ = _static_unop("__neg__")
-    __pos__ = _static_unop("__pos__")
-    __abs__ = _static_unop("__abs__")
+
+# Arithmetic between statics stays static, in either operand order; sign and abs keep the mark.
+for _op in ("add", "sub", "mul", "floordiv", "mod"):
+    for _name in (f"__{_op}__", f"__r{_op}__"):
+        setattr(Static, _name, _static_binop(_name))
+for _name in ("__neg__", "__pos__", "__abs__"):
+    setattr(Static, _name, _static_unop(_name))
+del _op, _name
 
 
 class Integer(ABC):
@@ -340,6 +337,18 @@ def inner_product(a, b):
     return a * b
 
 
+def fold_modes(fn, a, carried, step):
+    """``fn(mode, carried)`` for each top-level mode of the tuple ``a``, left to right, where
+    ``carried`` moves on past each mode to ``step(carried, product(mode))``: how C++ CuTe
+    walks a tuple against one value (prefix_product's running stride, shape_div's and
+    ceil_div's divisor, compact strides)."""
+    out = []
+    for e in a:
+        out.append(fn(e, carried))
+        carried = step(carried, product(e))
+    return tuple(out)
+
+
 def prefix_product(a, init=None):
     """Exclusive prefix product, congruent with ``a``.
 
@@ -349,11 +358,7 @@ def prefix_product(a, init=None):
     if init is None:
         init = one_like(a)
     if is_tuple(a):
-        out = []
-        for e in a:
-            out.append(prefix_product(e, init))
-            init = init * product(e)
-        return tuple(out)
+        return fold_modes(prefix_product, a, init, operator.mul)
     if is_tuple(init):
         raise ShapeError(f"prefix_product: tuple init {format_int_tuple(init)} for an int")
     return init
@@ -385,11 +390,7 @@ def shape_div(a, b):
                     f"shape_div: {format_int_tuple(a)} and {format_int_tuple(b)} differ in rank"
                 )
             return tuple(shape_div(x, y) for x, y in zip(a, b))
-        out = []
-        for e in a:
-            out.append(shape_div(e, b))
-            b = shape_div(b, product(e))
-        return tuple(out)
+        return fold_modes(shape_div, a, b, shape_div)
     if is_tuple(b):
         return shape_div(a, product(b))
     return _int_shape_div(a, b)
@@ -405,11 +406,7 @@ def ceil_div(a, b):
                 )
             b = b + (1,) * (len(a) - len(b))
             return tuple(ceil_div(x, y) for x, y in zip(a, b))
-        out = []
-        for e in a:
-            out.append(ceil_div(e, b))
-            b = ceil_div(b, product(e))
-        return tuple(out)
+        return fold_modes(ceil_div, a, b, ceil_div)
     if is_tuple(b):
         return ceil_div(a, product(b))
     if b <= 0:
@@ -452,6 +449,27 @@ def compatible(a, b) -> bool:
 # ---------------------------------------------------------------------------
 
 
+def _mismatch(op: str, what: str, x, shape) -> ShapeError:
+    """``op``'s error for a coordinate or a stride whose structure is not ``shape``'s."""
+    return ShapeError(f"{op}: {what} {format_int_tuple(x)} does not match shape {format_int_tuple(shape)}")
+
+
+def _per_mode(op: str, crd, shape: tuple) -> tuple:
+    """``crd`` as one coordinate a mode of the tuple ``shape``.  A tuple must have the
+    shape's rank; an index is split over the modes colexicographically, the last mode not
+    reduced, as in C++ CuTe (an index past the end continues along it)."""
+    if is_tuple(crd):
+        if len(crd) != len(shape):
+            raise _mismatch(op, "coordinate", crd, shape)
+        return crd
+    out = []
+    for s in shape[:-1]:
+        n = product(s)
+        out.append(crd % n)
+        crd = crd // n
+    return (*out, crd) if shape else ()
+
+
 def crd2idx(crd, shape, stride=None):
     """Map a coordinate to an index: the inner product with the stride.
 
@@ -466,36 +484,18 @@ def crd2idx(crd, shape, stride=None):
         stride = prefix_product(shape)
     if crd is None:
         return zero_like(stride)
-    if is_tuple(crd):
-        if not is_tuple(shape) or len(crd) != len(shape):
-            raise ShapeError(
-                f"crd2idx: coordinate {format_int_tuple(crd)} does not match shape {format_int_tuple(shape)}"
-            )
+    if is_tuple(shape):
+        crd = _per_mode("crd2idx", crd, shape)
         if not is_tuple(stride) or len(stride) != len(shape):
-            raise ShapeError(
-                f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-            )
+            raise _mismatch("crd2idx", "stride", stride, shape)
         result = zero_like(stride)
         for c, s, d in zip(crd, shape, stride):
             result = result + crd2idx(c, s, d)
         return result
-    if is_tuple(shape):
-        if not is_tuple(stride) or len(stride) != len(shape):
-            raise ShapeError(
-                f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-            )
-        if len(shape) == 0:
-            return zero_like(stride)
-        result = zero_like(stride)
-        for s, d in zip(shape[:-1], stride[:-1]):
-            n = product(s)
-            result = result + crd2idx(crd % n, s, d)
-            crd = crd // n
-        return result + crd2idx(crd, shape[-1], stride[-1])
+    if is_tuple(crd):
+        raise _mismatch("crd2idx", "coordinate", crd, shape)
     if is_tuple(stride):
-        raise ShapeError(
-            f"crd2idx: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-        )
+        raise _mismatch("crd2idx", "stride", stride, shape)
     return crd * stride
 
 
@@ -514,38 +514,22 @@ def idx2crd(idx, shape, stride=None):
     """
     if stride is not None:
         return _idx2crd_strided(idx, shape, stride)
-    if is_tuple(idx):
-        if not is_tuple(shape) or len(idx) != len(shape):
-            raise ShapeError(
-                f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape {format_int_tuple(shape)}"
-            )
-        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
     if idx is None:
         raise ShapeError("idx2crd: None is not an index")
     if is_tuple(shape):
-        out = []
-        for s in shape[:-1]:
-            n = product(s)
-            out.append(idx2crd(idx % n, s))
-            idx = idx // n
-        if shape:
-            out.append(idx2crd(idx, shape[-1]))
-        return tuple(out)
+        return tuple(idx2crd(i, s) for i, s in zip(_per_mode("idx2crd", idx, shape), shape))
+    if is_tuple(idx):
+        raise _mismatch("idx2crd", "coordinate", idx, shape)
     return idx
 
 
 def _idx2crd_strided(idx, shape, stride):
     if is_tuple(shape):
         if not is_tuple(stride) or len(stride) != len(shape):
-            raise ShapeError(
-                f"idx2crd: stride {format_int_tuple(stride)} does not match shape {format_int_tuple(shape)}"
-            )
+            raise _mismatch("idx2crd", "stride", stride, shape)
         if is_tuple(idx):
             if len(idx) != len(shape):
-                raise ShapeError(
-                    f"idx2crd: coordinate {format_int_tuple(idx)} does not match shape "
-                    f"{format_int_tuple(shape)}"
-                )
+                raise _mismatch("idx2crd", "coordinate", idx, shape)
             return tuple(_idx2crd_strided(i, s, d) for i, s, d in zip(idx, shape, stride))
         return tuple(_idx2crd_strided(idx, s, d) for s, d in zip(shape, stride))
     if is_tuple(idx) or is_tuple(stride):
@@ -597,6 +581,23 @@ def has_none(x) -> bool:
     return is_tuple(x) and any(has_none(e) for e in x)
 
 
+def _select(crd, t, free: bool, op: str):
+    """The parts of ``t`` that ``crd`` leaves free (None) when ``free``, else the parts it
+    fixes: a leaf of ``crd`` keeps all of ``t`` or nothing; a tuple keeps each selected mode
+    and splices nested selections into the enclosing tuple (C++ ``filter_tuple``)."""
+    if not is_tuple(crd):
+        return t if (crd is None) == free else ()
+    if not is_tuple(t) or len(crd) != len(t):
+        raise ShapeError(f"{op}: coordinate {format_int_tuple(crd)} does not match {format_int_tuple(t)}")
+    out = []
+    for c, e in zip(crd, t):
+        if is_tuple(c):
+            out.extend(_select(c, e, free, op))
+        elif (c is None) == free:
+            out.append(e)
+    return tuple(out)
+
+
 def slice_(crd, t):
     """Keep the parts of ``t`` selected by None in ``crd`` (CuTe ``slice``).
 
@@ -605,39 +606,9 @@ def slice_(crd, t):
     like C++ ``filter_tuple``: ``slice_((None, (None, 1)), ((2, 3), (4, 5)))
     == ((2, 3), 4)``.
     """
-    if crd is None:
-        return t
-    if is_tuple(crd):
-        if not is_tuple(t) or len(crd) != len(t):
-            raise ShapeError(
-                f"slice: coordinate {format_int_tuple(crd)} does not match {format_int_tuple(t)}"
-            )
-        out = []
-        for c, e in zip(crd, t):
-            if c is None:
-                out.append(e)
-            elif is_tuple(c):
-                out.extend(slice_(c, e))
-        return tuple(out)
-    return ()
+    return _select(crd, t, True, "slice")
 
 
 def dice(crd, t):
     """The complement of :func:`slice_`: keep the parts of ``t`` fixed by ``crd``."""
-    if crd is None:
-        return ()
-    if is_tuple(crd):
-        if not is_tuple(t) or len(crd) != len(t):
-            raise ShapeError(
-                f"dice: coordinate {format_int_tuple(crd)} does not match {format_int_tuple(t)}"
-            )
-        out = []
-        for c, e in zip(crd, t):
-            if c is None:
-                continue
-            if is_tuple(c):
-                out.extend(dice(c, e))
-            else:
-                out.append(e)
-        return tuple(out)
-    return t
+    return _select(crd, t, False, "dice")

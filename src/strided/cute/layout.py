@@ -22,6 +22,7 @@ here and hand IntTuples on to int_tuple.py.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from ..errors import ShapeError, StridedIndexError
@@ -30,6 +31,7 @@ from .int_tuple import (
     Static,
     congruent,
     crd2idx,
+    fold_modes,
     format_int_tuple,
     has_none,
     is_int,
@@ -68,11 +70,7 @@ def _compact_left(shape, current):
     is ``_1:_0``); otherwise this is the exclusive prefix product.
     """
     if is_tuple(shape):
-        out = []
-        for e in shape:
-            out.append(_compact_left(e, current))
-            current = current * product(e)
-        return tuple(out)
+        return fold_modes(_compact_left, shape, current, operator.mul)
     if isinstance(shape, Static) and shape == 1:
         return Static(0)
     return current

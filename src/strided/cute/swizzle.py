@@ -23,6 +23,8 @@ layouts where CuTe defines it on them; this module holds the two types.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..errors import ShapeError, StridedIndexError
 from .int_tuple import Static, format_int_tuple, has_none, is_int
 from .layout import Layout
@@ -35,7 +37,35 @@ def _shiftr(x: int, s: int) -> int:
     return x >> s if s >= 0 else x << -s
 
 
-class Swizzle:
+class _Value:
+    """An immutable value made of its constructor's arguments, the attributes ``_ARGS``:
+    equality, hashing, pickling and ``repr`` all follow from them."""
+
+    __slots__ = ()
+    _ARGS: tuple = ()
+
+    def _args(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._ARGS)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cute.{type(self).__name__} is immutable")
+
+    def __eq__(self, other):
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self._args() == other._args()
+
+    def __hash__(self):
+        return hash((type(self).__name__, *self._args()))
+
+    def __reduce__(self):
+        return (type(self), self._args())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(map(repr, self._args()))})"
+
+
+class Swizzle(_Value):
     """CuTe's ``Swizzle<B, M, S>``: XOR ``B`` bits at ``M + max(0,S)`` into those at ``M - min(0,S)``.
 
     ``Swizzle(3, 4, 3)(x) == x ^ ((x & 0b1110000000) >> 3)``.  ``B``, ``M``
@@ -44,6 +74,7 @@ class Swizzle:
     """
 
     __slots__ = ("bits", "base", "shift", "yyy_msk", "zzz_msk")
+    _ARGS = ("bits", "base", "shift")
 
     def __init__(self, bits, base, shift):
         for name, v in (("B (bits)", bits), ("M (base)", base), ("S (shift)", shift)):
@@ -68,9 +99,6 @@ class Swizzle:
         ):
             object.__setattr__(self, name, v)
 
-    def __setattr__(self, name, value):
-        raise AttributeError("cute.Swizzle is immutable")
-
     def __call__(self, offset):
         if not is_int(offset):
             raise ShapeError(f"{self}: expected an int offset, got {offset!r}")
@@ -90,22 +118,8 @@ class Swizzle:
     def is_identity(self) -> bool:
         return self.bits == 0
 
-    def __eq__(self, other):
-        if not isinstance(other, Swizzle):
-            return NotImplemented
-        return (self.bits, self.base, self.shift) == (other.bits, other.base, other.shift)
-
-    def __hash__(self):
-        return hash(("Swizzle", self.bits, self.base, self.shift))
-
-    def __reduce__(self):
-        return (Swizzle, (self.bits, self.base, self.shift))
-
     def __str__(self):
         return f"Sw<{self.bits},{self.base},{self.shift}>"
-
-    def __repr__(self):
-        return f"Swizzle({self.bits}, {self.base}, {self.shift})"
 
 
 def _run(mask: int):
@@ -141,7 +155,7 @@ def _is_layout_like(x) -> bool:
     return isinstance(x, (Layout, ComposedLayout))
 
 
-class ComposedLayout:
+class ComposedLayout(_Value):
     """The function ``c -> layout_a(offset + layout_b(c))`` (CuTe's ``A o O o B``).
 
     ``layout_a`` is a :class:`Swizzle`, a cute Layout or a ComposedLayout;
@@ -151,6 +165,7 @@ class ComposedLayout:
     """
 
     __slots__ = ("layout_a", "offset", "layout_b")
+    _ARGS = __slots__
 
     def __init__(self, layout_a, offset, layout_b):
         if not (isinstance(layout_a, Swizzle) or _is_layout_like(layout_a)):
@@ -165,29 +180,13 @@ class ComposedLayout:
         object.__setattr__(self, "offset", offset)
         object.__setattr__(self, "layout_b", layout_b)
 
-    def __setattr__(self, name, value):
-        raise AttributeError("cute.ComposedLayout is immutable")
-
-    def __reduce__(self):
-        return (ComposedLayout, (self.layout_a, self.offset, self.layout_b))
-
     # -- like a Layout ------------------------------------------------------
 
-    @property
-    def shape(self):
-        return self.layout_b.shape
-
-    @property
-    def size(self) -> int:
-        return self.layout_b.size
-
-    @property
-    def rank(self) -> int:
-        return self.layout_b.rank
-
-    @property
-    def depth(self) -> int:
-        return self.layout_b.depth
+    # its domain is the inner layout's, and so are the shape and sizes of it
+    shape = property(attrgetter("layout_b.shape"), doc="The inner layout's shape.")
+    size = property(attrgetter("layout_b.size"), doc="The inner layout's size.")
+    rank = property(attrgetter("layout_b.rank"), doc="The inner layout's rank.")
+    depth = property(attrgetter("layout_b.depth"), doc="The inner layout's depth.")
 
     @property
     def stride(self):
@@ -205,12 +204,9 @@ class ComposedLayout:
         offsets = [self(i) for i in range(self.size)]
         return max(offsets) - min(offsets) + 1
 
-    def __len__(self) -> int:
-        return self.rank
-
-    def __iter__(self):
-        for i in range(self.rank):
-            yield self[i]
+    # a sequence of its modes, as a Layout is
+    __len__ = Layout.__len__
+    __iter__ = Layout.__iter__
 
     def __getitem__(self, key):
         """Mode ``key`` of the inner layout, under the same outer function and offset."""
@@ -235,19 +231,8 @@ class ComposedLayout:
         """The same outer function and offset over another inner layout."""
         return ComposedLayout(self.layout_a, self.offset, layout_b)
 
-    def __eq__(self, other):
-        if not isinstance(other, ComposedLayout):
-            return NotImplemented
-        return (self.layout_a, self.offset, self.layout_b) == (other.layout_a, other.offset, other.layout_b)
-
-    def __hash__(self):
-        return hash(("ComposedLayout", self.layout_a, self.offset, self.layout_b))
-
     def __str__(self):
         return f"{self.layout_a} o {format_int_tuple(self.offset)} o {self.layout_b}"
-
-    def __repr__(self):
-        return f"ComposedLayout({self.layout_a!r}, {self.offset!r}, {self.layout_b!r})"
 
 
 def slice_and_offset(crd, layout):

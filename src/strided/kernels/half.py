@@ -33,21 +33,27 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 HALF_VIEW = {F16: np.dtype(np.uint16), BF16: np.dtype(np.int16)}
 
 
-# -- scalar bit casts: numba has no scalar view, so reinterpret in LLVM ---------
-def bitcast(name, src, dst):
-    """An intrinsic (named ``name``) reading a ``src`` scalar's bits as a ``dst`` of the same width."""
-    @intrinsic
-    def cast(typingctx, x):
+# -- scalar functions written in LLVM IR -------------------------------------------
+def ir_function(name, src, dst, emit):
+    """An intrinsic (named ``name``) from a ``src`` scalar to a ``dst``, whose IR
+    ``emit(context, builder, value)`` builds; any other argument type is not its."""
+    def typer(typingctx, x):
         if x != src:
             return None
 
         def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], context.get_value_type(dst))
+            return emit(context, builder, args[0])
 
         return dst(src), codegen
 
-    cast.__name__ = name
-    return cast
+    typer.__name__ = typer.__qualname__ = name  # numba names the intrinsic after it
+    return intrinsic(typer)
+
+
+# numba has no scalar view, so reinterpret in LLVM
+def bitcast(name, src, dst):
+    """An intrinsic (named ``name``) reading a ``src`` scalar's bits as a ``dst`` of the same width."""
+    return ir_function(name, src, dst, lambda context, builder, x: builder.bitcast(x, context.get_value_type(dst)))
 
 
 _f32_as_i32 = bitcast("_f32_as_i32", types.float32, types.int32)
@@ -63,30 +69,21 @@ def _c(v):
     return llir.Constant(_I32, v)
 
 
-@intrinsic
-def _f16_to_f32_ir(typingctx, h):
+def _f16_to_f32_emit(context, b, h):
     """f16 bits (uint16) to f32: rebias the exponent, twice for inf/NaN (payload
     shifted up), and a subnormal is its integer significand times 2**-24, exact."""
-    if h != types.uint16:
-        return None
-
-    def codegen(context, builder, sig, args):
-        b = builder
-        h32 = b.zext(args[0], _I32)
-        a = b.and_(h32, _c(0x7FFF))
-        sign = b.shl(b.and_(h32, _c(0x8000)), _c(16))
-        bits = b.add(b.shl(a, _c(13)), _c(112 << 23))
-        bits = b.select(b.icmp_unsigned(">=", a, _c(0x7C00)), b.add(bits, _c(112 << 23)), bits)
-        sub = b.fmul(b.sitofp(a, _F32T), llir.Constant(_F32T, _TWO_M24))
-        sub = b.bitcast(sub, _I32)
-        res = b.select(b.icmp_unsigned("<", a, _c(0x400)), sub, bits)
-        return b.bitcast(b.or_(res, sign), _F32T)
-
-    return types.float32(types.uint16), codegen
+    h32 = b.zext(h, _I32)
+    a = b.and_(h32, _c(0x7FFF))
+    sign = b.shl(b.and_(h32, _c(0x8000)), _c(16))
+    bits = b.add(b.shl(a, _c(13)), _c(112 << 23))
+    bits = b.select(b.icmp_unsigned(">=", a, _c(0x7C00)), b.add(bits, _c(112 << 23)), bits)
+    sub = b.fmul(b.sitofp(a, _F32T), llir.Constant(_F32T, _TWO_M24))
+    sub = b.bitcast(sub, _I32)
+    res = b.select(b.icmp_unsigned("<", a, _c(0x400)), sub, bits)
+    return b.bitcast(b.or_(res, sign), _F32T)
 
 
-@intrinsic
-def _f32_to_f16_ir(typingctx, x):
+def _f32_to_f16_emit(context, b, x):
     """f32 to f16 bits, round to nearest even.
 
     Normal results: drop 13 bits adding 0xfff plus the lowest kept bit (a carry
@@ -94,44 +91,34 @@ def _f32_to_f16_ir(typingctx, x):
     0.5, whose ulp is 2**-24, the f16 subnormal quantum, so the FPU rounds to
     it (ties to even) and the low bits are the f16 significand.  NaN keeps its
     top payload bits, never quietened (NumPy's rule), and never turns into inf."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, sig, args):
-        b = builder
-        u = b.bitcast(args[0], _I32)
-        sign = b.and_(b.lshr(u, _c(16)), _c(0x8000))
-        a = b.and_(u, _c(0x7FFFFFFF))
-        odd = b.and_(b.lshr(a, _c(13)), _c(1))
-        norm = b.lshr(b.add(b.add(a, _c(0xFFF - (112 << 23))), odd), _c(13))
-        s = b.fadd(b.bitcast(a, _F32T), llir.Constant(_F32T, 0.5))
-        sub = b.sub(b.bitcast(s, _I32), _c(0x3F000000))
-        o = b.select(b.icmp_unsigned("<", a, _c(0x38800000)), sub, norm)
-        o = b.select(b.icmp_unsigned(">=", a, _c(0x477FF000)), _c(0x7C00), o)
-        m = b.and_(b.lshr(a, _c(13)), _c(0x3FF))
-        nan = b.or_(_c(0x7C00), b.or_(m, b.zext(b.icmp_unsigned("==", m, _c(0)), _I32)))
-        o = b.select(b.icmp_unsigned(">", a, _c(0x7F800000)), nan, o)
-        return b.trunc(b.or_(sign, o), llir.IntType(16))
-
-    return types.uint16(types.float32), codegen
+    u = b.bitcast(x, _I32)
+    sign = b.and_(b.lshr(u, _c(16)), _c(0x8000))
+    a = b.and_(u, _c(0x7FFFFFFF))
+    odd = b.and_(b.lshr(a, _c(13)), _c(1))
+    norm = b.lshr(b.add(b.add(a, _c(0xFFF - (112 << 23))), odd), _c(13))
+    s = b.fadd(b.bitcast(a, _F32T), llir.Constant(_F32T, 0.5))
+    sub = b.sub(b.bitcast(s, _I32), _c(0x3F000000))
+    o = b.select(b.icmp_unsigned("<", a, _c(0x38800000)), sub, norm)
+    o = b.select(b.icmp_unsigned(">=", a, _c(0x477FF000)), _c(0x7C00), o)
+    m = b.and_(b.lshr(a, _c(13)), _c(0x3FF))
+    nan = b.or_(_c(0x7C00), b.or_(m, b.zext(b.icmp_unsigned("==", m, _c(0)), _I32)))
+    o = b.select(b.icmp_unsigned(">", a, _c(0x7F800000)), nan, o)
+    return b.trunc(b.or_(sign, o), llir.IntType(16))
 
 
-@intrinsic
-def _f32_to_bf16_ir(typingctx, x):
+def _f32_to_bf16_emit(context, b, x):
     """f32 to bf16 bits, round to nearest even; a NaN becomes 0x7fc0 with its sign (ml_dtypes)."""
-    if x != types.float32:
-        return None
+    u = b.bitcast(x, _I32)
+    hi = b.lshr(u, _c(16))
+    r = b.lshr(b.add(b.add(u, _c(0x7FFF)), b.and_(hi, _c(1))), _c(16))
+    nan = b.or_(b.and_(hi, _c(0x8000)), _c(0x7FC0))
+    isnan = b.icmp_unsigned(">", b.and_(u, _c(0x7FFFFFFF)), _c(0x7F800000))
+    return b.trunc(b.select(isnan, nan, r), llir.IntType(16))
 
-    def codegen(context, builder, sig, args):
-        b = builder
-        u = b.bitcast(args[0], _I32)
-        hi = b.lshr(u, _c(16))
-        r = b.lshr(b.add(b.add(u, _c(0x7FFF)), b.and_(hi, _c(1))), _c(16))
-        nan = b.or_(b.and_(hi, _c(0x8000)), _c(0x7FC0))
-        isnan = b.icmp_unsigned(">", b.and_(u, _c(0x7FFFFFFF)), _c(0x7F800000))
-        return b.trunc(b.select(isnan, nan, r), llir.IntType(16))
 
-    return types.uint16(types.float32), codegen
+_f16_to_f32_ir = ir_function("_f16_to_f32_ir", types.uint16, types.float32, _f16_to_f32_emit)
+_f32_to_f16_ir = ir_function("_f32_to_f16_ir", types.float32, types.uint16, _f32_to_f16_emit)
+_f32_to_bf16_ir = ir_function("_f32_to_bf16_ir", types.float32, types.uint16, _f32_to_bf16_emit)
 
 
 # -- portable forms ---------------------------------------------------------------
