@@ -99,7 +99,7 @@ def cat(tensors, dim=0) -> Tensor:
         )
         if not many.run(out._storage.data, bufs):
             raise StridedError("cat: the copy kernel refused the buffers it was planned for")
-    if type(dim) is int and device == "cpu":  # the kept plan allocates on the host
+    if type(dim) is int and K.HOST_MEMORY:  # the kept plan allocates from the host pool
         _CAT.put((dim, *src_lays, *dtypes, device), (out_lay.numel, want, many, d, sizes, out_lay))
     return record(out, "cat", tensors, dim=d, sizes=sizes)
 
