@@ -41,4 +41,6 @@ def allocations(monkeypatch):
     for mod in mods:
         if hasattr(mod, "alloc"):
             monkeypatch.setattr(mod, "alloc", spy)
+    backend = mods[3]  # backend.alloc_on allocates through the host backend's allocator, the pool's alloc
+    monkeypatch.setitem(backend.ALLOCATORS, backend.HOST, spy)
     return seen

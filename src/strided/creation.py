@@ -19,7 +19,7 @@ from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError
 from .layout import Layout
 from .backend import alloc_on, kernels_for
-from .devices import canonical, cuda_backend, to_device
+from .devices import canonical, load as load_backend, to_device
 from .layout.layout import as_int_tuple as int_tuple, contiguous_strides
 from .storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
@@ -42,7 +42,7 @@ def _empty(op: str, shape, dtype: DType, device) -> Tensor:
     lay = Layout.contiguous(shape)
     if device == "cpu":
         return Tensor(alloc(lay.numel, dtype.np), lay, dtype)
-    cuda_backend(op, device)  # loads the backend, and refuses a device it does not see
+    load_backend(op, device)  # loads the backend, and refuses a device it does not see
     return Tensor(alloc_on(device, lay.numel, dtype.np, op), lay, dtype)
 
 

@@ -1,73 +1,52 @@
 """Devices: their names, and moving a tensor's elements from one to another.
 
-``"cpu"`` is always there.  ``"cuda"`` (the same as ``"cuda:0"``) and ``"cuda:N"`` load
-the CUDA backend (``strided.cuda``) on first use and register its devices with
-``strided.backend``; nothing else imports numba.cuda, so a CPU-only program never pays
-for it.  A move copies the view's elements only, row-major, into a fresh buffer on the
-other device: views of the result are again layout arithmetic over that buffer.
+A device name is resolved through the registered backends' name patterns
+(``strided.backend``): ``"cpu"`` is always there; this module registers the CUDA
+backend (``strided.cuda``: ``"cuda"``, the same as ``"cuda:0"``, and ``"cuda:N"``) as a
+loader, so that it is imported on first use and nothing else imports numba.cuda: a
+CPU-only program never pays for it.  A move copies the view's elements only, row-major,
+into a fresh buffer on the other device: views of the result are again layout arithmetic
+over that buffer.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 
 import numpy as np
 
-from .backend import register
-from .errors import StridedError
+from . import backend
 from .layout import Layout
-from .storage import wrap
 from .tensor import Tensor
 
-__all__ = ["canonical", "cuda_backend", "to_device"]
+__all__ = ["canonical", "load", "cuda_backend", "to_device"]
 
-_CUDA = re.compile(r"cuda(?::(\d+))?\Z")
-_loaded: list = []
+backend.register(lambda: importlib.import_module("strided.cuda"), kind="cuda", devices=r"cuda(?::(?P<index>\d+))?",
+                 names=("cuda", "cuda:N"), requires="a working numba-cuda (pip install 'strided[cuda]')")
 
 
 def canonical(op: str, device) -> str:
-    """``device`` as strided names it: ``"cpu"`` or ``"cuda:N"``; a StridedError naming ``op``
-    for anything else.  Says nothing about whether the CUDA device exists."""
-    if device is None or device == "cpu":
-        return "cpu"
-    m = _CUDA.match(device) if isinstance(device, str) else None
-    if m is None:
-        raise StridedError(f"{op}: unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")
-    return f"cuda:{int(m.group(1) or 0)}"
+    """``device`` as strided names it (``"cpu"``, ``"cuda:N"``); a StridedError naming ``op``
+    and the value for a name no backend claims.  Says nothing about whether the device exists."""
+    return backend.canonical(op, device)
+
+
+def load(op: str, device) -> object:
+    """The backend of ``device`` (any accepted name), loaded on first use; a StridedError naming
+    ``op`` when it cannot load or has no such device."""
+    return backend.load(op, backend.canonical(op, device))
 
 
 def cuda_backend(op: str, device: str = "cuda:0"):
-    """The CUDA backend module, loaded and its devices registered on first use; a StridedError
-    naming ``op`` when numba-cuda is missing or ``device`` is not one it sees."""
-    if not _loaded:
-        try:
-            module = importlib.import_module("strided.cuda")
-        except Exception as e:  # missing, or failing to import (numba-cuda 0.30.0 next to numba 0.68)
-            raise StridedError(
-                f"{op}: device {device!r} needs a working numba-cuda (pip install 'strided[cuda]'): "
-                f"{type(e).__name__}: {e}"
-            ) from None
-        for i in range(module.device_count()):
-            register(f"cuda:{i}", "strided.cuda")
-        _loaded.append(module)
-    module = _loaded[0]
-    count = module.device_count()
-    if int(device.partition(":")[2]) >= count:
-        raise StridedError(f"{op}: no device {device!r}: numba-cuda sees {count} CUDA device{'s' * (count != 1)}")
-    return module
+    """The CUDA backend module (``load`` for a CUDA device)."""
+    return load(op, device)
 
 
 def to_device(t: Tensor, device, op: str = "to_device") -> Tensor:
     """``t`` itself when it is on ``device`` already, else its elements copied there."""
-    target = canonical(op, device)
-    here = t.device
-    if target == here:
+    target = backend.canonical(op, device)
+    if target == t.device:
         return t
-    lay = Layout.contiguous(t.shape)
-    if target == "cpu":
-        host = t.numpy()  # a CUDA storage copies the view to a fresh host array
-        return Tensor(wrap(np.ascontiguousarray(host).reshape(-1)), lay, t.dtype)
-    module = cuda_backend(op, target)
-    host = np.ascontiguousarray(t.numpy()).reshape(-1)
-    return Tensor(module.storage.from_host(host, target, op), lay, t.dtype)
+    module = backend.load(op, target)
+    host = np.ascontiguousarray(t.numpy()).reshape(-1)  # a device storage copies the view to a fresh host array
+    return Tensor(module.storage.from_host(host, target, op), Layout.contiguous(t.shape), t.dtype)

@@ -59,7 +59,7 @@ import threading
 import numpy as np
 
 from . import devices, dtype as dt
-from .backend import alloc_on, kernels_for
+from .backend import alloc_on, device_index, kernels_for
 from .errors import DTypeError, StridedError
 from .layout import Layout
 from .layout.layout import contiguous_strides
@@ -804,20 +804,14 @@ def from_dlpack(x, /, *, device=None, copy=None):
 # ---------------------------------------------------------------------------
 # Tensor's exchange methods
 
-_DL_DEVICES = {"cpu": (K_DL_CPU, 0)}
 K_DL_CUDA = 2
 
 
 def _dlpack_device(t) -> tuple[int, int]:
-    """(DLPack device type, device id) of the storage behind ``t``: kDLCPU, or kDLCUDA and
-    N for ``cuda:N``."""
+    """(DLPack device type, device id) of the storage behind ``t``: its backend's type
+    (kDLCPU, kDLCUDA) and the device's number (N for ``cuda:N``)."""
     device = t._storage.device
-    dev = _DL_DEVICES.get(device)
-    if dev is None and device.startswith("cuda:"):
-        dev = (K_DL_CUDA, int(device[5:]))
-    if dev is None:
-        raise DLPackError(f"__dlpack_device__: no DLPack device is known for {t._storage.device!r}")
-    return dev
+    return kernels_for(device).DLPACK, device_index(device)
 
 
 def _to_dlpack_cuda(t, stream, max_version, dl_device, copy):

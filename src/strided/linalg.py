@@ -27,7 +27,6 @@ from . import dtype as dt
 from .backend import BACKENDS, alloc_on, common_device
 from .dtype import DType
 from .errors import DTypeError, ShapeError, StridedError
-from .kernels import matmul as km  # loads BLAS; linalg itself loads on first use
 from .kernels.matmul import stats  # noqa: F401  (operands read in place / packed, for tests)
 from .layout import Layout
 from .layout.layout import broadcast_shapes, contiguous_layout
@@ -70,10 +69,11 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     # The integer kernel is compiled for i64, u32, u8 and bool; the other integers compute in
     # i64 and are narrowed, which wraps to the same bits as their own arithmetic would.
     comp = dt.i64 if want.kind in "iu" and want not in (dt.i64, dt.u32, dt.u8) else want.compute
-    if device != "cpu" and want in (dt.f16, dt.bf16):
+    K = BACKENDS[device]
+    if K.HALF_MATMUL and want in (dt.f16, dt.bf16):
         comp = want  # a GPU multiplies them as they are, summing in f32 (strided.cuda.matmul)
-    abuf, alay = _buffer(a, comp)
-    bbuf, blay = _buffer(b, comp)
+    abuf, alay = _buffer(a, comp, K.HOST_MEMORY)
+    bbuf, blay = _buffer(b, comp, K.HOST_MEMORY)
 
     # Plain tuples from here on: building Layout objects costs more than a small gemm.
     a_shape, a_stride = alay.shape, alay.stride
@@ -92,15 +92,15 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     cbuf = store.data
     # The kernel checks both layouts against their buffers before it reads anything.
     a_lay, b_lay = (a_shape, a_stride, alay.offset), (b_shape, b_stride, blay.offset)
-    (km if device == "cpu" else BACKENDS[device].matmul).matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
-    if (device == "cpu" and want is comp and abuf is a._storage.data and bbuf is b._storage.data
+    K.matmul.matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
+    if (K.HOST_MEMORY and want is comp and abuf is a._storage.data and bbuf is b._storage.data  # kept: host pool
             and _chunk is None and numel):
-        bound = km.bind(a_lay, b_lay, comp.np)
+        bound = K.matmul.bind(a_lay, b_lay, comp.np)
         if bound is not None:
             _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
                       Kept(bound[0], bound[1][:2], (comp.np, comp.np), contiguous_layout(out_shape), want, device))
 
-    if want is not comp and device != "cpu":  # narrowed on the device
+    if want is not comp and not K.HOST_MEMORY:  # narrowed on the device
         store = Tensor(store, contiguous_layout(out_shape), comp).to_dtype(want)._storage
     elif want is not comp:  # f16/bf16: computed in f32, rounded once here; other ints narrowed
         rounded = alloc(numel, want.np, "matmul")
@@ -174,11 +174,12 @@ def _operand(x, side: str) -> Tensor:
     raise StridedError(f"matmul: expected a tensor as {side}, got {type(x).__name__}")
 
 
-def _buffer(t: Tensor, comp: DType) -> tuple[np.ndarray, Layout]:
-    """The flat buffer and layout a kernel reads: the tensor's own unless the dtype differs."""
+def _buffer(t: Tensor, comp: DType, host: bool) -> tuple[np.ndarray, Layout]:
+    """The flat buffer and layout a kernel reads: the tensor's own unless the dtype differs
+    (``host``: its backend's buffers are host memory, which NumPy converts)."""
     if t.dtype is comp:
         return t._storage.data, t.layout
-    if t.device != "cpu":  # converted on its device
+    if not host:  # converted on its device
         c = t.to_dtype(comp)
         return c._storage.data, c.layout
     # A conversion has to copy anyway; it produces a dense row-major operand.

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, StridedIndexError
 from strided.kernels import PARALLEL_MIN
+from strided.kernels.common import CHUNKS_PER_THREAD, MAX_WIDTH
 from strided.kernels import reduce as red
 from strided.layout import Layout
 from test_elementwise import covered, fill, layouts, sentinel, shapes, view
@@ -180,7 +181,7 @@ def test_plans():
         p = red.plan(big, (0, 1))  # one output: its range is split
         assert p.case == red.INNER and p.parallel and p.nsplit > 1
         p = red.plan(big, (1,))
-        assert p.case == red.INNER and p.parallel and p.nsplit == 1 and p.nchunks == 2 * red.CHUNKS_PER_THREAD
+        assert p.case == red.INNER and p.parallel and p.nsplit == 1 and p.nchunks == 2 * CHUNKS_PER_THREAD
     finally:
         red.get_num_threads = saved
 
@@ -225,7 +226,7 @@ def test_sizes_around_the_parallel_threshold(shape):
 def test_outer_row_blocks(rows, op):
     """Column reductions fold rows in blocks of FOLD: every way the last block can end."""
     rng = np.random.default_rng(rows)
-    for cols, stride in ((5, 5), (red.MAX_WIDTH + 7, red.MAX_WIDTH + 9)):
+    for cols, stride in ((5, 5), (MAX_WIDTH + 7, MAX_WIDTH + 9)):
         a = rng.standard_normal(rows * stride).astype(np.float32)
         lay = Layout((rows, cols), (stride, 1))
         assert red.plan(lay, (0,)).case == red.OUTER

@@ -20,8 +20,10 @@ matmul        ``matmul`` (cuBLAS; the simulator's stand-  ``kernels.matmul.plan`
               in kernel without a GPU), ``program``       ``program``: the gemm calls
 ============  ==========================================  ==============================
 
-``storage`` holds ``CudaStorage`` (a 1-D numba-cuda device array and its device
-name), ``alloc`` and the host transfers; ``device`` the device count, the dtypes a
+It satisfies ``strided.backend.Backend`` (``tests/test_backend_contract.py`` checks it in
+the simulator).  ``storage`` holds ``CudaStorage`` (a 1-D numba-cuda device array and its
+device name), ``alloc``/``allocator`` and the host transfers; ``checks`` the one check
+that a buffer is on the device; ``device`` the device count, the dtypes a
 device buffer holds (bf16 as its bits, ``Bf16Array``) and how a device array is told from a
 host one; ``scalar`` the op table's scalar definitions (``kernels.optable``, the
 CPU's portable Python) compiled for the device, which the elementwise kernels call per
@@ -34,12 +36,22 @@ from __future__ import annotations
 
 from . import copy, device, elementwise, half, index, launch, matmul, reduce, scalar, storage
 from .device import device_count
-from .storage import alloc
+from .storage import alloc, allocator
 
 __all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul", "reduce", "scalar", "storage", "alloc",
-           "device_count", "NotOnCuda"]
+           "allocator", "device_count", "NotOnCuda", "KIND", "DEVICES", "NAMES", "DLPACK", "HOST_MEMORY",
+           "HALF_MATMUL"]
 
 from ..errors import StridedError
+
+# What strided.backend.Backend asks of a backend besides its families (strided.devices
+# registers the same KIND, DEVICES and NAMES before this module is imported).
+KIND = "cuda"
+DEVICES = r"cuda(?::(?P<index>\d+))?"
+NAMES = ("cuda", "cuda:N")
+DLPACK = 2  # kDLCUDA
+HOST_MEMORY = False  # device arrays: only views of one storage share memory
+HALF_MATMUL = True  # cuBLAS's GemmEx multiplies f16/bf16 as they are, summing in f32
 
 
 class NotOnCuda(StridedError, AttributeError):

@@ -39,11 +39,12 @@ import numpy as np
 from numba import cuda, from_dtype
 
 from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, DTYPES, check_layout, reach
-from ..kernels.copy import CopyPlan, check_dst_layout, plan_copy, tile_plan
+from ..errors import DTypeError, StridedError
+from ..kernels.common import BITS, DTYPES, check_conversion, reach
+from ..kernels.copy import CopyPlan, check_views, plan_copy, tile_plan
 from ..layout.layout import Layout
 from . import half, launch
+from .checks import check_on_device
 from .device import DTYPES_ON_DEVICE, HALVES, is_device_array, kernel_view
 
 __all__ = ["copy_into", "bind", "convert_kernel", "ManyCopy", "PATHS"]
@@ -203,19 +204,11 @@ def _prepare(path: str, args: tuple, n: int, itemsize: int, general=_general):
 
 
 def _check_buffer(op: str, what: str, buf) -> None:
-    if not is_device_array(buf):
-        where = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
-        raise StridedError(f"{op}: expected {what} to be a CUDA device array, got {where}")
+    check_on_device(op, what, buf)
     if buf.ndim != 1:
         raise StridedError(f"{op}: expected {what} to be a 1-D device array, got shape {buf.shape}")
     if buf.dtype not in DTYPES_ON_DEVICE:
         raise DTypeError(f"{op}: {what} has dtype {DTYPES.get(buf.dtype, buf.dtype)}, which CUDA buffers do not hold")
-
-
-def _conversion(op: str, dst_dtype, src_dtype) -> None:
-    if src_dtype.kind == "c" and dst_dtype.kind != "c" and dst_dtype != np.bool_:
-        raise DTypeError(f"{op}: cannot convert {DTYPES[src_dtype]} to {DTYPES[dst_dtype]}: it would drop the "
-                         "imaginary part (take real() first)")
 
 
 def _bits(buf):
@@ -233,12 +226,7 @@ def copy_into(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
     op = "copy_into"
     _check_buffer(op, "dst", dst)
     _check_buffer(op, "src", src)
-    check_layout(op, "dst_layout", dst_layout).validate(len(dst))
-    check_layout(op, "src_layout", src_layout).validate(len(src))
-    if dst_layout.shape != src_layout.shape:
-        raise ShapeError(f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal")
-    check_dst_layout(op, dst_layout)
-    n = dst_layout.numel
+    n = check_views(op, dst_layout, len(dst), src_layout, len(src))
     if n == 0:
         return
     _kernel(dst_layout, src_layout, dst.dtype, src.dtype)(dst, src)
@@ -247,7 +235,7 @@ def copy_into(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
 def _kernel(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     same = dst_dtype == src_dtype
     if not same:
-        _conversion("copy_into", dst_dtype, src_dtype)
+        check_conversion("copy_into", dst_dtype, src_dtype)
     plan = plan_copy(dst_layout, src_layout, same)
     n = dst_layout.numel
     if plan.path == "convert_via_scratch":

@@ -34,8 +34,8 @@ import numpy as np
 from numba import cuda
 
 from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, reach
+from ..errors import DTypeError, StridedError
+from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, check_operand_shape, reach
 from ..kernels.copy import check_dst_layout
 from ..kernels.elementwise import BINARY_OPS, UNARY_OPS, ExpressionKernel
 from ..kernels.elementwise import output_layout  # the family's entry point, shared with the CPU
@@ -43,6 +43,7 @@ from ..kernels.optable import OPS
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from . import half, launch, scalar
+from .checks import check_on_device
 from .device import is_device_array, kernel_view
 
 __all__ = ["unary", "binary", "where", "output_layout", "DTYPES_COMPUTED", "unary_kernel", "binary_kernel",
@@ -101,8 +102,7 @@ def _on_device(op: str, what: str, buf, lay: Layout):
         return buf
     if isinstance(buf, np.ndarray) and buf.shape == (1,) and all(s == 0 for s in lay.stride) and lay.offset == 0:
         return cuda.to_device(buf)
-    got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
-    raise StridedError(f"{op}: expected {what} on the CUDA device, got {got}")
+    check_on_device(op, what, buf)  # raises: a host array of more than a scalar
 
 
 def _check(op: str, specs: dict, out, out_layout: Layout, operands) -> list:
@@ -114,16 +114,14 @@ def _check(op: str, specs: dict, out, out_layout: Layout, operands) -> list:
         whys = {scalar.refusal(OPS[op], d) for d in specs[op].dtypes}
         if None not in whys:  # refused on every dtype it takes
             raise StridedError(f"{op}: not on CUDA yet ({'; '.join(sorted(whys))}); t.cpu() moves a tensor to the host")
-    if not is_device_array(out):
-        raise StridedError(f"{op}: expected out on the CUDA device, got {type(out).__name__}")
+    check_on_device(op, "out", out)
     check_layout(op, "out_layout", out_layout).validate(len(out))
     check_dst_layout(op, out_layout)
     bufs = []
     for what, buf, lay in operands:
         buf = _on_device(op, what, buf, lay)
         check_layout(op, f"{what}_layout", lay).validate(len(buf))
-        if lay.shape != out_layout.shape:
-            raise ShapeError(f"{op}: {what} shape {lay.shape} and out shape {out_layout.shape} must be equal")
+        check_operand_shape(op, what, lay, out_layout)
         if specs is not None and buf.dtype not in DTYPES_COMPUTED:
             raise DTypeError(f"{op}: {what} has dtype {DTYPES.get(buf.dtype, buf.dtype)}, which the kernels do not "
                              "compute on (the op layer widens int16 and uint16 to 32 bits)")

@@ -12,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..errors import StridedError
 from ..kernels.common import BITS
 from ..kernels.index import check_select
 from ..layout.layout import Layout
 from . import launch
-from .device import is_device_array
+from .checks import check_on_device
 
 __all__ = ["index_select"]
 
@@ -39,10 +38,8 @@ def _gather(dst, doff, dstr, src, soff, sstr, shape, d, index, n):
 def index_select(dst, dst_layout: Layout, src, src_layout: Layout, dim: int, index: np.ndarray) -> None:
     """``dst[.., k, ..] = src[.., index[k], ..]`` along ``dim`` on device buffers."""
     op = "index_select"
-    for what, buf in (("dst", dst), ("src", src)):
-        if not is_device_array(buf):
-            got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
-            raise StridedError(f"{op}: expected {what} on the CUDA device, got {got}")
+    check_on_device(op, "dst", dst)
+    check_on_device(op, "src", src)
     d, idx = check_select(op, dst, dst_layout, src, src_layout, dim, index)
     n = dst_layout.numel
     if n == 0:

@@ -39,52 +39,25 @@ def tile_grid(tiles: int) -> tuple[int, tuple[int, int]]:
 
 
 # The odometer of the CUDA kernels: the positions of a flat point of ``shape`` (row-major)
-# in two or three operands, from each one's offset and strides (tuples).  One grid-stride
+# in one to four operands, from each one's offset and strides (tuples).  One grid-stride
 # unit unravels its own point, so there is no carry to share between threads.
 from numba import cuda  # noqa: E402  (only this package imports numba.cuda)
 
 
-@cuda.jit(device=True)
-def point2(e, shape, o0, st0, o1, st1):
-    r = e
-    for k in range(len(shape) - 1, -1, -1):
-        q = r % shape[k]
-        r //= shape[k]
-        o0 += q * st0[k]
-        o1 += q * st1[k]
-    return o0, o1
+def _odometer(k: int):
+    """``point{k}(e, shape, o0, st0, ..., o{k-1}, st{k-1})``: the k operands' positions of point
+    ``e``, a device function written out for k (numba-cuda takes no varargs)."""
+    offs = [f"o{i}" for i in range(k)]
+    src = (f"def point{k}(e, shape, {', '.join(f'o{i}, st{i}' for i in range(k))}):\n"
+           "    r = e\n"
+           "    for k in range(len(shape) - 1, -1, -1):\n"
+           "        q = r % shape[k]\n"
+           "        r //= shape[k]\n"
+           + "".join(f"        o{i} += q * st{i}[k]\n" for i in range(k))
+           + f"    return {', '.join(offs)}\n")
+    scope: dict = {}
+    exec(src, scope)  # our own template
+    return cuda.jit(device=True)(scope[f"point{k}"])
 
 
-@cuda.jit(device=True)
-def point3(e, shape, o0, st0, o1, st1, o2, st2):
-    r = e
-    for k in range(len(shape) - 1, -1, -1):
-        q = r % shape[k]
-        r //= shape[k]
-        o0 += q * st0[k]
-        o1 += q * st1[k]
-        o2 += q * st2[k]
-    return o0, o1, o2
-
-
-@cuda.jit(device=True)
-def point1(e, shape, o0, st0):
-    r = e
-    for k in range(len(shape) - 1, -1, -1):
-        q = r % shape[k]
-        r //= shape[k]
-        o0 += q * st0[k]
-    return o0
-
-
-@cuda.jit(device=True)
-def point4(e, shape, o0, st0, o1, st1, o2, st2, o3, st3):
-    r = e
-    for k in range(len(shape) - 1, -1, -1):
-        q = r % shape[k]
-        r //= shape[k]
-        o0 += q * st0[k]
-        o1 += q * st1[k]
-        o2 += q * st2[k]
-        o3 += q * st3[k]
-    return o0, o1, o2, o3
+point1, point2, point3, point4 = (_odometer(k) for k in range(1, 5))

@@ -30,12 +30,15 @@ import numpy as np
 from numba import cuda, from_dtype
 
 from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..errors import DTypeError
 from ..kernels.common import DTYPES, NATIVE, check_layout
-from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_dims, plan
+from ..kernels.reduce import plan
+from ..kernels.reduce_plan import (ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_arg_dim, check_dims, check_op, has_arg_work,
+                                   has_work)
 from ..layout.layout import Layout, contiguous_strides
 from . import half, launch
-from .device import HALVES, is_device_array, kernel_view
+from .checks import check_on_device
+from .device import HALVES, kernel_view
 
 __all__ = ["reduce", "arg_reduce", "bind", "REDUCE_OPS", "ARG_REDUCE_OPS", "DTYPES_REDUCED"]
 
@@ -65,6 +68,25 @@ _BETTER = {
     "argmin": "(a != a and (b == b or i < j)) or (b == b and (a < b or (a == b and i < j)))",
 }
 
+
+
+def _tree(step: str, write: str) -> str:
+    """The end of a block's unit: the threads' values (in shared memory) combined in a tree,
+    halving the threads that combine each round (``step``, one pair), thread 0 writing the
+    result (``write``); then the block's next unit."""
+    return ("""        cuda.syncthreads()
+        w = T // 2
+        while w > 0:
+            if t < w:""" + step + """
+            cuda.syncthreads()
+            w //= 2
+        if t == 0:
+            """ + write + """
+        cuda.syncthreads()
+        u += cuda.gridDim.x
+""")
+
+
 _REDUCE_SRC = """
 def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, jstep, nsplit, chunk, nr, units, ident):
     sh = cuda.shared.array(T, acc)
@@ -80,20 +102,10 @@ def kernel(src, soff, kshape, ksst, kost, rshape, rsst, out, ooff, jstep, nsplit
             b = acc_t({load})
             a = {combine}
         sh[t] = a
-        cuda.syncthreads()
-        w = T // 2
-        while w > 0:
-            if t < w:
+""" + _tree("""
                 a = sh[t]
                 b = sh[t + w]
-                sh[t] = {combine}
-            cuda.syncthreads()
-            w //= 2
-        if t == 0:
-            out[o0 + j * jstep] = sh[0]
-        cuda.syncthreads()
-        u += cuda.gridDim.x
-"""
+                sh[t] = {combine}""", "out[o0 + j * jstep] = sh[0]")
 
 _ARG_SRC = """
 def kernel(src, soff, kshape, ksst, kost, n, rs, out, ooff, units):
@@ -113,24 +125,14 @@ def kernel(src, soff, kshape, ksst, kost, n, rs, out, ooff, units):
                 i = j
         sv[t] = a
         si[t] = i
-        cuda.syncthreads()
-        w = T // 2
-        while w > 0:
-            if t < w:
+""" + _tree("""
                 a = sv[t]
                 i = si[t]
                 b = sv[t + w]
                 j = si[t + w]
                 if not ({better}):
                     sv[t] = b
-                    si[t] = j
-            cuda.syncthreads()
-            w //= 2
-        if t == 0:
-            out[o0] = si[0]
-        cuda.syncthreads()
-        u += cuda.gridDim.x
-"""
+                    si[t] = j""", "out[o0] = si[0]")
 
 
 # The planner's OUTER case (the innermost kept dim is the source's fast one, as in a column
@@ -222,10 +224,8 @@ def identity(op: str, dtype: np.dtype):
 
 
 def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> tuple:
-    for what, buf in (("src", src), ("out", out)):
-        if not is_device_array(buf):
-            got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
-            raise StridedError(f"{op}: expected {what} on the CUDA device, got {got}")
+    check_on_device(op, "src", src)
+    check_on_device(op, "out", out)
     if src.dtype not in DTYPES_REDUCED:
         raise DTypeError(f"{op}: a {DTYPES.get(src.dtype, src.dtype)} source is not reduced on CUDA yet "
                          f"(CUDA reduces {', '.join(sorted(DTYPES[d] for d in DTYPES_REDUCED))})")
@@ -256,18 +256,12 @@ def split(nk: int, nr: int) -> int:
 def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> None:
     """``out = op(src)`` over ``dims`` on device buffers; out (keepdim shape) has the
     accumulator's dtype.  ``op`` is one of sum, prod, max, min."""
-    if op not in REDUCE_OPS:
-        raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
+    check_op(op)
     dims = _check(op, src, src_layout, dims, out, out_layout)
     if out.dtype not in DTYPES_ACC:
         raise DTypeError(f"{op}: a {DTYPES.get(out.dtype, out.dtype)} accumulator is not taken on CUDA")
-    if src.dtype in HALVES and out.dtype != F32:
-        raise DTypeError(f"{op}: a {DTYPES[src.dtype]} source accumulates in float32, got {out.dtype}")
-    if out_layout.numel == 0:
+    if not has_work(op, src.dtype, out.dtype, src_layout, dims, out_layout):
         return
-    if src_layout.numel == 0 and op in ("max", "min"):
-        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dims {dims}): "
-                         "it has no identity")
     acc = out.dtype
     src_dtype = src.dtype
     kernel, ident = reduce_kernel(op, acc, src_dtype), identity(op, acc)
@@ -304,18 +298,11 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
 def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
     """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim
     shape.  Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
-    if op not in ARG_REDUCE_OPS:
-        raise StridedError(f"arg_reduce: unknown op {op!r} (expected one of {', '.join(ARG_REDUCE_OPS)})")
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise StridedError(f"{op}: expected an integer dim, got {dim!r}")
-    (d,) = _check(op, src, src_layout, (int(dim),), out, out_layout)
-    if out.dtype != np.int64:
-        raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
-    if out_layout.numel == 0:
+    check_op(op, arg=True)
+    (d,) = _check(op, src, src_layout, (check_arg_dim(op, dim),), out, out_layout)
+    if not has_arg_work(op, out.dtype, src_layout, d, out_layout):
         return
     n = src_layout.shape[d]
-    if n == 0:
-        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
     # The planner's kept dims; the arg dim keeps its own direction (its indices are
     # logical), so a flip the planner made of it is undone here.
     p = plan(src_layout, (d,), out_layout)

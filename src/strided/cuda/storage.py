@@ -19,7 +19,7 @@ from ..kernels.common import BF16
 from .device import Bf16Array, checked_dtype, empty, is_device_array
 from .launch import SIMULATED
 
-__all__ = ["CudaStorage", "alloc", "from_host", "pointer", "wrap_interface", "synchronize"]
+__all__ = ["CudaStorage", "alloc", "allocator", "from_host", "pointer", "wrap_interface", "synchronize"]
 
 
 class CudaStorage(Storage):
@@ -57,6 +57,11 @@ def alloc(numel: int, np_dtype, op: str = "alloc", device: str = "cuda:0") -> Cu
         return CudaStorage(empty(numel, np_dtype), device)
     except Exception as e:  # numba-cuda's out-of-memory and driver errors
         raise StridedError(f"{op}: cannot allocate {numel} elements of {np_dtype} on {device}: {e}") from None
+
+
+def allocator(device: str):
+    """``alloc`` on ``device``, called as ``alloc_on`` calls an allocator: (numel, np_dtype, op)."""
+    return lambda numel, np_dtype, op="alloc": alloc(numel, np_dtype, op, device)
 
 
 def from_host(host: np.ndarray, device: str = "cuda:0", op: str = "to_device") -> CudaStorage:

@@ -38,11 +38,10 @@ import numpy as np
 import functools
 
 from .. import dtype as dt
-from ..backend import BACKENDS, alloc_on
+from ..backend import ALLOCATORS, BACKENDS
 from ..kernels.common import check_in_buffer
 from ..kernels.optable import OPS
 from ..layout import Layout
-from ..storage import alloc
 from ..tensor import Tensor, fresh
 from .trace import Graph, Node, Unfusable, apply_view
 
@@ -386,8 +385,7 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
             why = backend.elementwise.refusal(n.op, n.comp.np.name)
             if why is not None:
                 raise Unfusable(f"fuse: {n.op} on {n.comp.np.name} is not computed on {device} ({why})")
-    make = functools.partial(_compile, backend.elementwise, alloc if device == "cpu" else
-                             functools.partial(alloc_on, device))
+    make = functools.partial(_compile, backend.elementwise, ALLOCATORS[device])
     prog = Program(graph)
     env: dict = {}  # node index -> Tensor (materialised), Expr (lazy) or None (a constant)
     done: dict = {}  # node index -> Tensor, for the steps that read them

@@ -15,7 +15,7 @@ and threading layer before numba starts.
 import numpy as np
 
 from .. import caches
-from ..errors import DTypeError, StridedError
+from ..errors import DTypeError, ShapeError, StridedError
 from .. import threads as _threads  # noqa: F401  (must precede any numba import)
 from ..layout.layout import Layout
 from .half import BF16, F16, HALF_VIEW
@@ -163,6 +163,26 @@ def check_in_buffer(op: str, what: str, buf, lay) -> None:
             lay.validate(len(buf))
         except StridedError as e:
             raise type(e)(f"{op}: {what}: {e}") from None
+
+
+def check_same_shape(op: str, dst_layout, src_layout) -> None:
+    """A copy's two views have one shape (the caller broadcasts a source first)."""
+    if dst_layout.shape != src_layout.shape:
+        raise ShapeError(f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal")
+
+
+def check_operand_shape(op: str, what: str, layout, out_layout) -> None:
+    """An elementwise operand has the output's shape (the op layer broadcasts it first)."""
+    if layout.shape != out_layout.shape:
+        raise ShapeError(f"{op}: every operand must have the output's shape {out_layout.shape} "
+                         f"(broadcast them first), got {what} of shape {layout.shape}")
+
+
+def check_conversion(op: str, dst_dtype, src_dtype) -> None:
+    """A conversion that keeps what it can: complex to real would drop the imaginary part."""
+    if src_dtype.kind == "c" and dst_dtype.kind != "c" and dst_dtype != np.bool_:
+        raise DTypeError(f"{op}: cannot convert {DTYPES.get(src_dtype, src_dtype)} to "
+                         f"{DTYPES.get(dst_dtype, dst_dtype)}: it would drop the imaginary part (take real() first)")
 
 
 @caches.lru("kernels.reach", "layout", 4096)

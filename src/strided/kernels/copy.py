@@ -35,7 +35,9 @@ from .common import (
     SHORT_P,
     WIDENED,
     check_buffer,
+    check_conversion,
     check_layout,
+    check_same_shape,
     reach,
 )
 
@@ -48,7 +50,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..errors import ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
 from ..storage import alloc
@@ -545,6 +547,17 @@ def check_dst_layout(op: str, layout: Layout) -> None:
             )
 
 
+def check_views(op: str, dst_layout: Layout, dst_len: int, src_layout: Layout, src_len: int) -> int:
+    """What every backend's copy checks of its two views once the buffers passed: each layout
+    within its buffer's ``len``, one shape, a destination writing each element once.  Returns
+    the number of elements."""
+    check_layout(op, "dst_layout", dst_layout).validate(dst_len)
+    check_layout(op, "src_layout", src_layout).validate(src_len)
+    check_same_shape(op, dst_layout, src_layout)
+    check_dst_layout(op, dst_layout)
+    return dst_layout.numel
+
+
 def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout) -> None:
     """Write every element of the src view into the dst view, in row-major correspondence.
 
@@ -559,22 +572,12 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     op = "copy_into"
     check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
     check_buffer(op, "src", src, dtypes=DTYPES)
-    check_layout(op, "dst_layout", dst_layout).validate(len(dst))
-    check_layout(op, "src_layout", src_layout).validate(len(src))
-    if dst_layout.shape != src_layout.shape:
-        raise ShapeError(
-            f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal"
-        )
-    check_dst_layout(op, dst_layout)
-    n = dst_layout.numel
+    n = check_views(op, dst_layout, len(dst), src_layout, len(src))
     if n == 0:
         return
     same = dst.dtype == src.dtype
     if not same:
-        if src.dtype.kind == "c" and dst.dtype.kind != "c" and dst.dtype != np.bool_:
-            raise DTypeError(
-                f"{op}: cannot convert {src.dtype} to {dst.dtype}: it would drop the imaginary part "
-                f"(take real() first)")
+        check_conversion(op, dst.dtype, src.dtype)
         if src.dtype in WIDENED or dst.dtype in WIDENED:
             return _convert_16(dst, dst_layout, src, src_layout)
     plan = _cached_plan(dst_layout, src_layout, same)
@@ -891,12 +894,7 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
     b = tile_edge(dst_dtype.itemsize)
     batched, solo, rows = [], [], []
     for i, (dl, sl, n_src, sdt) in enumerate(zip(dst_layouts, src_layouts, src_lens, src_dtypes)):
-        check_layout(op, "dst_layout", dl).validate(dst_len)
-        check_layout(op, "src_layout", sl).validate(n_src)
-        if dl.shape != sl.shape:
-            raise ShapeError(f"{op}: dst shape {dl.shape} and src shape {sl.shape} must be equal")
-        check_dst_layout(op, dl)
-        n = dl.numel
+        n = check_views(op, dl, dst_len, sl, n_src)
         if n == 0:
             continue
         if sdt != dst_dtype or n >= COPY_PARALLEL_MIN:

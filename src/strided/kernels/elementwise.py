@@ -84,6 +84,7 @@ from .common import (
     check_buffer,
     check_in_buffer,
     check_layout,
+    check_operand_shape,
     reach as _reach,
     writes_twice,
 )
@@ -178,11 +179,7 @@ def _check_operands(op: str, out, out_layout: Layout, named) -> None:
     for what, buf, lay in named:
         check_buffer(op, what, buf, dtypes=DTYPES)
         check_layout(op, what + "_layout", lay)
-        if lay.shape != out_layout.shape:
-            raise ShapeError(
-                f"{op}: every operand must have the output's shape {out_layout.shape} "
-                f"(broadcast them first), got {what} of shape {lay.shape}"
-            )
+        check_operand_shape(op, what, lay, out_layout)
     for what, buf, lay in (("out", out, out_layout),) + tuple(named):
         check_in_buffer(op, what, buf, lay)
     if writes_twice(out_layout):

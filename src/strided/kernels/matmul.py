@@ -278,14 +278,7 @@ class MatmulPlan:
 
     @property
     def nbatch(self) -> int:
-        return _prod(self.batch)
-
-
-def _prod(t) -> int:
-    p = 1
-    for n in t:
-        p *= n
-    return p
+        return math.prod(self.batch)
 
 
 def blas_mode(rows: int, cols: int, sr: int, sc: int) -> tuple[int, int]:
@@ -405,7 +398,7 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
             )
         batch.append(y if x == 1 else x)
     batch = tuple(batch)
-    nbatch = _prod(batch)
+    nbatch = math.prod(batch)
     c_size = nbatch * m * n
 
     # The walk: size-1 dims dropped, innermost last; c's strides are the dense result's.
@@ -647,6 +640,27 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
 
 
 @njit(cache=True, nogil=True)
+def _tile(x, off, mode, ld, sr, sc, r0, c0, rows, cols, packed, last):
+    """(pointer, transpose flag, leading dim) of the rows x cols tile at (r0, c0) of the matrix
+    at ``off`` in ``x``, as BLAS reads it transposed (row-major memory is a Fortran
+    transpose): in place for ROW ('N') and COL ('T'), else packed into ``packed`` (in the
+    order of ``mode``) unless ``last`` (base, rows, cols) says it is there already."""
+    if mode == ROW:
+        return _ptr(x, off + r0 * ld + c0), 78, ld  # 'N'
+    if mode == COL:
+        return _ptr(x, off + r0 + c0 * ld), 84, ld  # 'T'
+    base = off + r0 * sr + c0 * sc
+    if base != last[0] or rows != last[1] or cols != last[2]:
+        _pack(x, base, rows, cols, sr, sc, packed, mode == PACK_ROW)
+        last[0] = base
+        last[1] = rows
+        last[2] = cols
+    if mode == PACK_ROW:
+        return _ptr(packed, 0), 78, max(1, cols)
+    return _ptr(packed, 0), 84, max(1, rows)
+
+
+@njit(cache=True, nogil=True)
 def _gemm_range(a, b, c, m, n, k,
                 a_mode, a_ld, a_sr, a_sc,
                 b_mode, b_ld, b_sr, b_sc,
@@ -671,12 +685,9 @@ def _gemm_range(a, b, c, m, n, k,
     kc_max = min(k, chunk)
     pa = np.empty(mc_max * kc_max if a_mode >= PACK_ROW else 1, c.dtype)
     pb = np.empty(kc_max * nc_max if b_mode >= PACK_ROW else 1, c.dtype)
-    last_a = -1  # (base, mc, kc) of the tile now in pa; base -1 means none
-    last_a_mc = 0
-    last_a_kc = 0
-    last_b = -1
-    last_b_kc = 0
-    last_b_nc = 0
+    last_a = np.zeros(3, np.int64)  # (base, rows, cols) of the tile now in pa; base -1 means none
+    last_a[0] = -1
+    last_b = last_a.copy()  # the same for pb
     double = c.itemsize == 8
 
     nd = bshape.shape[0]
@@ -688,53 +699,11 @@ def _gemm_range(a, b, c, m, n, k,
             for p0 in range(0, k, chunk):
                 kc = min(chunk, k - p0)
                 # Second Fortran operand: the A tile (mc x kc) as A^T (kc x mc).
-                if a_mode == ROW:
-                    a_ptr = _ptr(a, oa + i0 * a_ld + p0)
-                    ch[1] = 78  # 'N'
-                    ints[4] = a_ld
-                elif a_mode == COL:
-                    a_ptr = _ptr(a, oa + i0 + p0 * a_ld)
-                    ch[1] = 84  # 'T'
-                    ints[4] = a_ld
-                else:
-                    base = oa + i0 * a_sr + p0 * a_sc
-                    if base != last_a or mc != last_a_mc or kc != last_a_kc:
-                        _pack(a, base, mc, kc, a_sr, a_sc, pa, a_mode == PACK_ROW)
-                        last_a = base
-                        last_a_mc = mc
-                        last_a_kc = kc
-                    a_ptr = _ptr(pa, 0)
-                    if a_mode == PACK_ROW:
-                        ch[1] = 78
-                        ints[4] = max(1, kc)
-                    else:
-                        ch[1] = 84
-                        ints[4] = max(1, mc)
+                a_ptr, ch[1], ints[4] = _tile(a, oa, a_mode, a_ld, a_sr, a_sc, i0, p0, mc, kc, pa, last_a)
                 for j0 in range(j_lo, j_hi, chunk):
                     nc = min(chunk, j_hi - j0)
                     # First Fortran operand: the B tile (kc x nc) as B^T (nc x kc).
-                    if b_mode == ROW:
-                        b_ptr = _ptr(b, ob + p0 * b_ld + j0)
-                        ch[0] = 78
-                        ints[3] = b_ld
-                    elif b_mode == COL:
-                        b_ptr = _ptr(b, ob + p0 + j0 * b_ld)
-                        ch[0] = 84
-                        ints[3] = b_ld
-                    else:
-                        base = ob + p0 * b_sr + j0 * b_sc
-                        if base != last_b or kc != last_b_kc or nc != last_b_nc:
-                            _pack(b, base, kc, nc, b_sr, b_sc, pb, b_mode == PACK_ROW)
-                            last_b = base
-                            last_b_kc = kc
-                            last_b_nc = nc
-                        b_ptr = _ptr(pb, 0)
-                        if b_mode == PACK_ROW:
-                            ch[0] = 78
-                            ints[3] = max(1, nc)
-                        else:
-                            ch[0] = 84
-                            ints[3] = max(1, kc)
+                    b_ptr, ch[0], ints[3] = _tile(b, ob, b_mode, b_ld, b_sr, b_sc, p0, j0, kc, nc, pb, last_b)
                     ints[0] = nc
                     ints[1] = mc
                     ints[2] = kc

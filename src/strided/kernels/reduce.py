@@ -49,23 +49,16 @@ meets first, which LLVM does not pin down for an f32 copy either).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .common import own_name
 from .common import (
     BLOCK,
-    CHUNKS_PER_THREAD,
     COMPUTABLE,
-    DTYPES,
     FOLD,
-    MAX_WIDTH,
     NATIVE,
     PARALLEL_MIN,
     REDUCE_FACTOR,
-    SPLIT_MIN,
-    SPLIT_ROWS,
     STACK,
     check_buffer,
     check_in_buffer,
@@ -74,11 +67,23 @@ from .common import (
     writes_twice,
 )
 from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
-from ..layout.iterate import NdIter
+from ..errors import DTypeError
 from ..layout.layout import Layout
 from ..threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
+from .reduce_plan import (
+    ARG_REDUCE_OPS,
+    INNER,
+    OUTER,
+    REDUCE_OPS,
+    ReducePlan,
+    check_arg_dim,
+    check_dims,
+    check_op,
+    has_arg_work,
+    has_work,
+    plan_and_arrays,
+)
 from .walk import carry, direct, launch, seek
 
 from numba import njit, prange, types
@@ -86,8 +91,6 @@ from numba.extending import overload, register_jitable
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims"]
 
-REDUCE_OPS = ("sum", "prod", "max", "min")
-ARG_REDUCE_OPS = ("argmax", "argmin")
 
 # A source may hold any of common.DTYPES, an output (the accumulator) any of common.NATIVE.
 # f16/bf16 sources are read in place: the kernels see their bits through HALF_VIEW
@@ -99,32 +102,28 @@ _JIT = dict(cache=True, error_model="numpy")
 _jitable = register_jitable(error_model="numpy")
 _leaf_jitable = register_jitable(error_model="numpy", fastmath={"reassoc"})
 
-INNER, OUTER = "inner", "outer"
-
 
 # ---------------------------------------------------------------------------
 # combining functions
 
 
-@_jitable
-def _c_sum(a, b):
-    return a + b
+def _sum_and_prod(jitable):
+    """sum's and prod's combining functions, registered with ``jitable``'s options."""
+
+    @jitable
+    def _c_sum(a, b):
+        return a + b
+
+    @jitable
+    def _c_prod(a, b):
+        return a * b
+
+    return _c_sum, _c_prod
 
 
-@_jitable
-def _c_prod(a, b):
-    return a * b
-
-
+_c_sum, _c_prod = _sum_and_prod(_jitable)
 # The same for the leaves: ``reassoc`` lets LLVM vectorise a leaf's sum.
-@_leaf_jitable
-def _r_sum(a, b):
-    return a + b
-
-
-@_leaf_jitable
-def _r_prod(a, b):
-    return a * b
+_r_sum, _r_prod = _sum_and_prod(_leaf_jitable)
 
 
 @_jitable
@@ -607,139 +606,8 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
     return dims
 
 
-def check_dims(op: str, src_layout: Layout, dims, out_layout: Layout) -> tuple[int, ...]:
-    """The reduced dims as a tuple of ints, checked against the layouts: sorted, distinct,
-    in range, the output of the keepdim shape and writing each element once (what every
-    backend's reduce checks before it plans)."""
-    nd = src_layout.ndim
-    try:
-        dims = tuple(int(d) for d in dims)
-    except TypeError:
-        raise StridedError(f"{op}: expected a tuple of dims, got {dims!r}") from None
-    if list(dims) != sorted(set(dims)) or any(not 0 <= d < nd for d in dims):
-        raise StridedIndexError(
-            f"{op}: expected sorted, distinct dims in [0, {nd}) for a source of shape {src_layout.shape}, got {dims}"
-        )
-    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
-    if out_layout.shape != keep:
-        raise ShapeError(
-            f"{op}: expected an output of shape {keep} (source {src_layout.shape} reduced over {dims} "
-            f"with keepdim), got {out_layout.shape}"
-        )
-    if writes_twice(out_layout):
-        raise StridedError(
-            f"{op}: the output layout {out_layout} writes one element several times (a stride-0 dim of size > 1)"
-        )
-    return dims
-
-
-@dataclass(frozen=True)
-class ReducePlan:
-    """What ``_plan`` decided: the loop, the kept and reduced dims (memory order) and the work split."""
-
-    case: str
-    kshape: tuple  # kept dims, outermost first; for OUTER the last one is the inner row
-    kstrides: tuple  # (src strides, out strides)
-    rshape: tuple  # reduced dims, outermost first; for INNER the last one is the inner run
-    rstrides: tuple
-    src_offset: int
-    out_offset: int
-    parallel: bool
-    nchunks: int
-    nsplit: int = 1  # INNER: parts each output's R points are split into
-    width: int = 0  # OUTER: columns per work item
-    ncol: int = 0  # OUTER: column blocks per outer K point
-    nrsplit: int = 1  # OUTER: parts the rows are split into (each gives a partial vector)
-
-    @property
-    def nk(self) -> int:
-        return _prod(self.kshape)
-
-    @property
-    def nr(self) -> int:
-        return _prod(self.rshape)
-
-
-def _prod(t) -> int:
-    p = 1
-    for n in t:
-        p *= n
-    return p
-
-
 def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = False) -> ReducePlan:
-    return _plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR)[0]
-
-
-@caches.lru("reduce.plans", "layouts, dims, thread count, threshold", 1024)
-def _plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min):
-    """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
-    p = _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min)
-    arrays = (
-        np.array(p.kshape, dtype=np.int64),
-        np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape)),
-        np.array(p.rshape, dtype=np.int64),
-        np.array(p.rstrides, dtype=np.int64).reshape(1, len(p.rshape)),
-    )
-    for a in arrays:
-        a.flags.writeable = False
-    return p, arrays
-
-
-def _choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> ReducePlan:
-    nd = src_layout.ndim
-    red = set(dims)
-    ob = Layout(
-        src_layout.shape,
-        tuple(0 if d in red else s for d, s in enumerate(out_layout.stride)),
-        out_layout.offset,
-    )
-    flips = [
-        d
-        for d in range(nd)
-        if src_layout.stride[d] < 0 and ob.stride[d] <= 0 and not (for_arg and d in red)
-    ]
-    if flips:
-        src_layout, ob = src_layout.flip(flips), ob.flip(flips)
-    it = NdIter(src_layout, ob)
-    shape, (ss, so) = it.shape, it.strides
-    kd = [i for i in range(len(shape)) if so[i] != 0]
-    rd = [i for i in range(len(shape)) if so[i] == 0]
-    case = INNER if rd and rd[-1] == len(shape) - 1 else OUTER
-    kshape = tuple(shape[i] for i in kd)
-    kstrides = (tuple(ss[i] for i in kd), tuple(so[i] for i in kd))
-    rshape = tuple(shape[i] for i in rd)
-    rstrides = tuple(ss[i] for i in rd)
-    numel = src_layout.numel
-    parallel = numel >= parallel_min and nthreads > 1
-    # Several chunks per thread, handed out dynamically: a thread that the OS
-    # preempts on a busy machine does not hold the others up.
-    want = CHUNKS_PER_THREAD * nthreads
-    nk, nr = _prod(kshape), _prod(rshape)
-    if case == INNER:
-        nsplit = 1
-        if parallel and nk < want:
-            nsplit = max(1, min(-(-want // nk), nr // SPLIT_MIN))
-        work = nk * nsplit
-        nchunks = min(want, work) if parallel else 1
-        return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
-                          parallel and nchunks > 1, nchunks, nsplit=nsplit)
-    n_in = kshape[-1]
-    nko = nk // n_in
-    width = min(n_in, MAX_WIDTH)
-    nrsplit = 1
-    if parallel and nko * -(-n_in // width) < want:
-        if for_arg:
-            # no partial vectors for arg reductions: split the columns finer instead
-            width = max(1, min(width, -(-n_in // -(-want // nko))))
-        else:
-            # split the rows: each part reads whole rows forwards into its own partial vector
-            nrsplit = max(1, min(-(-want // (nko * -(-n_in // width))), nr // SPLIT_ROWS))
-    ncol = -(-n_in // width)
-    items = nko * ncol * nrsplit
-    nchunks = min(want, items) if parallel else 1
-    return ReducePlan(case, kshape, kstrides, rshape, rstrides, it.offsets[0], it.offsets[1],
-                      parallel and nchunks > 1, nchunks, width=width, ncol=ncol, nrsplit=nrsplit)
+    return plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR)[0]
 
 
 def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePlan:
@@ -784,22 +652,13 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> N
     ``out_layout`` has src's shape with the reduced dims set to 1; the
     accumulator is out's dtype.  ``op`` is one of sum, prod, max, min.
     """
-    if op not in REDUCE_OPS:
-        raise StridedError(f"reduce: unknown op {op!r} (expected one of {', '.join(REDUCE_OPS)})")
+    check_op(op)
     dims = _check(op, src, src_layout, dims, out, out_layout)
-    if src.dtype in HALF_VIEW:
-        if out.dtype != np.float32:
-            raise DTypeError(
-                f"{op}: a {DTYPES[src.dtype]} source accumulates in float32, got a {out.dtype} output"
-            )
-        src = src.view(HALF_VIEW[src.dtype])
-    if out_layout.numel == 0:
+    if not has_work(op, src.dtype, out.dtype, src_layout, dims, out_layout):
         return
-    if src_layout.numel == 0:
-        if op in ("max", "min"):
-            raise ShapeError(
-                f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dims {dims}): it has no identity"
-            )
+    if src.dtype in HALF_VIEW:
+        src = src.view(HALF_VIEW[src.dtype])
+    if src_layout.numel == 0:  # sum or prod of nothing
         _fill_out(out, out_layout, _identity(op, out.dtype))
         return
     _runner(op, src_layout, out_layout, dims, out.dtype)(src, out)
@@ -810,7 +669,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     layouts (src as the kernels see it: half types as their bit views).  With ``src_dtype``,
     the dtype of every src it will be given (``bind``'s), a serial run calls the kernel's
     compiled entry (``walk.direct``)."""
-    p, (kshape, kst, rshape, rst) = _plan_and_arrays(
+    p, (kshape, kst, rshape, rst) = plan_and_arrays(
         src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
     ident = _identity(op, acc)
@@ -883,23 +742,15 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim shape.
 
     Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
-    if op not in ARG_REDUCE_OPS:
-        raise StridedError(f"arg_reduce: unknown op {op!r} (expected one of {', '.join(ARG_REDUCE_OPS)})")
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise StridedError(f"{op}: expected an integer dim, got {dim!r}")
-    dims = _check(op, src, src_layout, (int(dim),), out, out_layout)
-    if out.dtype != np.int64:
-        raise DTypeError(f"{op}: expected an int64 output, got {out.dtype}")
+    check_op(op, arg=True)
+    (d,) = _check(op, src, src_layout, (check_arg_dim(op, dim),), out, out_layout)
+    if not has_arg_work(op, out.dtype, src_layout, d, out_layout):
+        return
     half = src.dtype in HALF_VIEW
     if half:
         src = src.view(HALF_VIEW[src.dtype])
-    d = dims[0]
-    if out_layout.numel == 0:
-        return
-    if src_layout.shape[d] == 0:
-        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {src_layout.shape}, dim {d})")
-    p, (kshape, kst, _, _) = _plan_and_arrays(
-        src_layout, out_layout, dims, True, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
+    p, (kshape, kst, _, _) = plan_and_arrays(
+        src_layout, out_layout, (d,), True, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
     if not p.rshape:  # the dim has size 1: every index is 0
         _fill_out(out, out_layout, np.zeros(1, np.int64))

@@ -96,7 +96,9 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
     data = dst._storage.data
     if isinstance(src, Tensor):  # before any buffer is looked at: a device buffer is no numpy array
         common_device(op, dst._storage, src._storage)
-    if dst._storage.device == "cpu" and not data.flags.writeable:  # device buffers are always writable
+    device = dst._storage.device
+    K = BACKENDS[device]
+    if K.HOST_MEMORY and not data.flags.writeable:  # device buffers are always writable
         raise StridedError(f"{op}: the destination buffer is read-only")
     if isinstance(src, Tensor):
         src_t = src
@@ -106,7 +108,6 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
         src_t = Tensor(wrap(dt.scalar_array(op, src, dst.dtype)), Layout((), ()), dst.dtype)
     else:
         src_t = tensor(src, dtype=dst.dtype)
-    device = dst._storage.device
     if src_t.device != device:  # a scalar, array or list for a device tensor: moved there first
         src_t = to_device(src_t, device, op)
     src_lay = _source_layout(op, src_t, dst.shape)
@@ -119,10 +120,10 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
         )
     # Copy through a temporary only when source and destination really share memory
     # (NumPy does the same since 1.13: x[...] = x.T and x[1:] = x[:-1] come out right).
-    if device != "cpu":  # device storages never alias one another: only views of one storage overlap
-        shared = src_t._storage is dst._storage and _overlap_exact(src_lay, dst.layout)
-    else:
+    if K.HOST_MEMORY:  # two storages may wrap one array's memory
         shared = same_buffer(src_t, dst) and (not _same_base(src_t, dst) or _overlap_exact(src_lay, dst.layout))
+    else:  # device storages never alias one another: only views of one storage overlap
+        shared = src_t._storage is dst._storage and _overlap_exact(src_lay, dst.layout)
     if shared:
         src_t = copy(src_t)
         src_lay = _source_layout(op, src_t, dst.shape)
@@ -133,7 +134,7 @@ def write(dst: Tensor, src, op: str, allow_overlap: bool = False) -> None:
         for d, (n, st) in enumerate(zip(dst_lay.shape, dst_lay.stride)):
             if st == 0 and n > 1:
                 dst_lay, src_lay = dst_lay.narrow(d, n - 1, 1), src_lay.narrow(d, n - 1, 1)
-    BACKENDS[dst._storage.device].copy.copy_into(data, dst_lay, src_t._storage.data, src_lay)
+    K.copy.copy_into(data, dst_lay, src_t._storage.data, src_lay)
 
 
 def _source_layout(op: str, src: Tensor, shape: tuple) -> Layout:

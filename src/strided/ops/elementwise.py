@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import caches
 from .. import dtype as dt
-from ..backend import BACKENDS, alloc_on, common_device
+from ..backend import BACKENDS, HOST, alloc_on, common_device
 from ..creation import full
 from ..dtype import DType
 from ..errors import DTypeError, StridedError
@@ -54,7 +54,7 @@ def _compute(t: Tensor, dtype: DType) -> Tensor:
     return t if t.dtype is dtype else to_dtype(t.detach(), dtype)
 
 
-def _dense(lay: Layout, dtype: DType, device: str = "cpu") -> Tensor:
+def _dense(lay: Layout, dtype: DType, device: str) -> Tensor:
     store = alloc_on(device, lay.numel, dtype.np)
     return Tensor(store, lay, dtype)
 
@@ -68,7 +68,7 @@ def _intake(op: str, values: tuple) -> tuple:
     DLPack and array-interface objects) a tensor beside the tensors among them, on their device
     (``interop.operand``: a view of the array's memory where its layout allows)."""
     ts = _tensors(*values)
-    device = ts[0]._storage.device if ts else "cpu"
+    device = ts[0]._storage.device if ts else HOST
     return tuple(operand(op, x, device) for x in values)
 
 
@@ -226,7 +226,7 @@ def complex_part(t: Tensor, part: int) -> Tensor:
     buffer is pairs of reals, so a part is the real buffer at twice the strides."""
     if not t.dtype.is_complex:
         raise DTypeError(f"{('real', 'imag')[part]}: expected a complex tensor, got {t.dtype}")
-    if t._storage.device != "cpu":
+    if not BACKENDS[t._storage.device].HOST_MEMORY:
         raise StridedError(f"{('real', 'imag')[part]}: complex parts are views of host memory, got a tensor on "
                            f"{t._storage.device}")
     real = t.dtype.real

@@ -94,7 +94,7 @@ def cat(tensors, dim=0) -> Tensor:
         )
         if not many.run(out._storage.data, bufs):
             raise StridedError("cat: the copy kernel refused the buffers it was planned for")
-    if type(dim) is int and device == "cpu":  # the kept plan allocates on the host
+    if type(dim) is int and K.HOST_MEMORY:  # only host copies are kept (a device's ManyCopy runs every call)
         # ManyCopy.run checks every buffer itself (False: take this full path), so no reach is kept.
         _CAT.put((dim, *src_lays, *dtypes, device), Kept(None if many is None else many.run, (), (), out_lay, want,
                                                          device, extra=(d, sizes)))

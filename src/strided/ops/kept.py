@@ -10,7 +10,7 @@ and runs ``run``; the family's cache key holds everything else the decision depe
 
 from __future__ import annotations
 
-from ..backend import allocator
+from ..backend import ALLOCATORS
 from ..tensor import fresh
 
 
@@ -31,7 +31,7 @@ class Kept:
         self.numel, self.layout, self.dtype, self.device = layout.numel, layout, dtype, device
         self.np_dtype = dtype.np if np_dtype is None else np_dtype
         self.extra = extra
-        self.alloc = allocator(device)
+        self.alloc = ALLOCATORS[device]
 
     def fits(self, *bufs) -> bool:
         """Whether ``bufs`` (the inputs, in order) are what ``run`` was prepared for."""

@@ -91,7 +91,7 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
         for d in dims:
             count *= t.shape[d]
         count = count if count else np.nan
-        if t.device == "cpu":
+        if K.HOST_MEMORY:
             out._storage.data[...] /= count
         else:  # a device buffer is divided on the device (a scalar takes the tensor's dtype)
             out = binary("div", out, count)

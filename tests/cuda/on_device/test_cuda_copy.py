@@ -85,7 +85,7 @@ def test_mixed_devices_are_refused_naming_both():
     with pytest.raises(sd.StridedError, match=r"copy_: .*'cuda:0' and 'cpu'"):
         g.copy_(c)
     with pytest.raises(sd.StridedError,
-                       match=r"copy_into: expected src to be a CUDA device array, got a host numpy array"):
+                       match=r"copy_into: expected src on the CUDA device, got a host numpy array"):
         cuda_copy.copy_into(g.storage.data, g.layout, c.storage.data, c.layout)
 
 
