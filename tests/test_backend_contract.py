@@ -133,3 +133,32 @@ def test_an_unknown_device_names_the_op_and_the_value():
         sd.zeros(2, device="tpu:0")
     with pytest.raises(sd.StridedError, match=r"empty: unknown device 3"):
         sd.empty(2, device=3)
+
+
+def test_a_registered_backend_s_names_resolve_through_its_pattern(monkeypatch):
+    # devices.py hard-codes no name: a third backend (here the CPU's families under other
+    # names) is found by its pattern, numbered by its index group, and loaded when first used
+    import strided.kernels as cpu
+
+    twin = type(sys)("twin_backend")
+    twin.__dict__.update({k: getattr(cpu, k) for k in (*backend.FAMILIES, "storage", "alloc", "allocator",
+                                                         "DLPACK", "HOST_MEMORY", "HALF_MATMUL")})
+    twin.KIND, twin.DEVICES, twin.NAMES = "twin", r"twin(?::(?P<index>\d+))?", ("twin", "twin:N")
+    twin.device_count = lambda: 2
+    monkeypatch.setattr(backend, "ENTRIES", list(backend.ENTRIES))
+    loads = []
+    backend.register(lambda: loads.append(1) or twin, kind="twin", devices=twin.DEVICES, names=twin.NAMES)
+    try:
+        assert backend.canonical("zeros", "twin") == "twin:0" and backend.canonical("zeros", "twin:1") == "twin:1"
+        assert loads == []  # resolving a name loads nothing
+        with pytest.raises(sd.StridedError, match=r"zeros: unknown device 'twin:x' \(expected 'cpu', 'cuda', "
+                                                  r"'cuda:N', 'twin' or 'twin:N'\)"):
+            backend.canonical("zeros", "twin:x")
+        assert backend.load("zeros", "twin:1") is twin and loads == [1]
+        assert backend.alloc_on("twin:1", 3, np.dtype(np.float32)).data.shape == (3,)
+        with pytest.raises(sd.StridedError, match=r"zeros: no device 'twin:2': the twin backend sees 2 devices"):
+            backend.load("zeros", "twin:2")
+    finally:
+        for name in ("twin:0", "twin:1"):
+            backend.BACKENDS.pop(name, None)
+            backend.ALLOCATORS.pop(name, None)
