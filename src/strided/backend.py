@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import StridedError
-from .storage import alloc
+from .core.errors import StridedError
+from .core.storage import alloc
 
 _MODULES = {"cpu": "strided.kernels"}
 

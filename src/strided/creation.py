@@ -14,14 +14,14 @@ from math import ceil, isfinite, prod
 
 import numpy as np
 
-from . import dtype as dt
-from .dtype import DType
-from .errors import DTypeError, ShapeError, StridedError
+from .core import dtype as dt
+from .core.dtype import DType
+from .core.errors import DTypeError, ShapeError, StridedError
 from .layout import Layout
 from .backend import alloc_on, kernels_for
 from .devices import canonical, cuda_backend, to_device
 from .layout.layout import as_int_tuple as int_tuple, contiguous_strides
-from .storage import alloc, check_size, wrap
+from .core.storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
 
 __all__ = [

@@ -15,9 +15,9 @@ import re
 import numpy as np
 
 from .backend import register
-from .errors import StridedError
+from .core.errors import StridedError
 from .layout import Layout
-from .storage import wrap
+from .core.storage import wrap
 from .tensor import Tensor
 
 __all__ = ["canonical", "cuda_backend", "to_device"]

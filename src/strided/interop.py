@@ -58,13 +58,14 @@ import threading
 
 import numpy as np
 
-from . import devices, dtype as dt
+from . import devices
+from .core import dtype as dt
 from .backend import alloc_on, kernels_for
-from .errors import DTypeError, StridedError
+from .core.errors import DTypeError, StridedError
 from .layout import Layout
 from .layout.layout import contiguous_strides
 from .creation import from_numpy
-from .storage import wrap
+from .core.storage import wrap
 from .tensor import Tensor
 
 __all__ = ["array_interface", "cuda_array_interface", "interface_layout", "from_cuda_array_interface", "to_dlpack",

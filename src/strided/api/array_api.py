@@ -32,22 +32,23 @@ import numbers
 import ml_dtypes
 import numpy as np
 
-from . import devices, dtype as dt, ops as _ops
-from .creation import (
+from .. import devices, ops as _ops
+from ..core import dtype as dt
+from ..creation import (
     check_device, expect_tensor, float_dtype, from_numpy, full, host_array, int_arg, ones, placed, shape_arg, tensor,
     zeros,
 )
 # the standard's *_like functions, exported by the __all__ that the end of this module builds from globals()
-from .creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
-from .dtype import DType
-from .storage import check_size
-from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
-from .interop import from_cuda_array_interface, from_dlpack
-from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
-from .kernels.optable import on_new_op
-from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
-from .ops.elementwise import complex_part
-from .tensor import GATHER_INDEX, Tensor, as_strided
+from ..creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
+from ..core.dtype import DType
+from ..core.storage import check_size
+from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..interop import from_cuda_array_interface, from_dlpack
+from ..layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
+from ..kernels.optable import on_new_op
+from ..ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
+from ..ops.elementwise import complex_part
+from ..tensor import GATHER_INDEX, Tensor, as_strided
 
 __array_api_version__ = "2024.12"
 

@@ -24,13 +24,13 @@ import numbers
 
 import numpy as np
 
-from . import dtype as dt
+from ..core import dtype as dt
 from .array_api import roll
-from .creation import check_device, expect_tensor, from_numpy, int_arg, placed
-from .errors import DTypeError, ShapeError, StridedError
-from .layout.layout import as_int_tuple, norm_dim
-from .storage import check_size
-from .tensor import Tensor
+from ..creation import check_device, expect_tensor, from_numpy, int_arg, placed
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..layout.layout import as_int_tuple, norm_dim
+from ..core.storage import check_size
+from ..tensor import Tensor
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -39,7 +39,7 @@ from .storage import alloc
 __all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul", "reduce", "scalar", "storage", "alloc",
            "device_count", "NotOnCuda"]
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 
 
 class NotOnCuda(StridedError, AttributeError):

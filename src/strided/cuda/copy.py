@@ -38,8 +38,8 @@ from math import prod
 import numpy as np
 from numba import cuda, from_dtype
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import BITS, DTYPES, check_layout, reach
 from ..kernels.copy import CopyPlan, check_dst_layout, plan_copy, tile_plan
 from ..layout.layout import Layout

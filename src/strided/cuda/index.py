@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 from ..kernels.common import BITS
 from ..kernels.index import check_select
 from ..layout.layout import Layout

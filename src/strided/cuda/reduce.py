@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, from_dtype
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..kernels.common import DTYPES, NATIVE, check_layout
 from ..kernels.reduce import ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_dims, plan
 from ..layout.layout import Layout, contiguous_strides

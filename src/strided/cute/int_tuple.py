@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 
 __all__ = [
     "Integer",

@@ -37,12 +37,12 @@ import numpy as np
 
 import functools
 
-from .. import dtype as dt
+from ..core import dtype as dt
 from ..backend import BACKENDS, alloc_on
 from ..kernels.common import check_in_buffer
 from ..kernels.optable import OPS
 from ..layout import Layout
-from ..storage import alloc
+from ..core.storage import alloc
 from ..tensor import Tensor, fresh
 from .trace import Graph, Node, Unfusable, apply_view
 
@@ -365,7 +365,7 @@ class _Matmul:
         self.a, self.b = a, b
 
     def __call__(self, env):
-        from ..linalg import matmul
+        from ..ops.linalg import matmul
 
         return matmul(env[self.a].detach(), env[self.b].detach())
 

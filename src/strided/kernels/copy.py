@@ -47,11 +47,11 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
 from ..layout.layout import Layout
-from ..storage import alloc
+from ..core.storage import alloc
 from . import walk
 from .walk import carry, chunk, direct, in_parallel, seek
 from .half import (

@@ -73,11 +73,11 @@ from .common import (
     reach as _reach,
     writes_twice,
 )
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
-from ..threads import get_num_threads
+from ..core.threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
 from .walk import carry, direct, launch, seek
 

@@ -28,7 +28,7 @@ import operator
 from dataclasses import dataclass
 from math import gcd, prod
 
-from ..errors import LayoutBoundsError, ShapeError, StridedIndexError, TooHardError
+from ..core.errors import LayoutBoundsError, ShapeError, StridedIndexError, TooHardError
 from .layout import Layout
 
 __all__ = [

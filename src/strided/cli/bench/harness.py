@@ -56,7 +56,7 @@ def torch_or_none():
         import torch
     except Exception:
         return None
-    from ..threads import get_num_threads
+    from ...core.threads import get_num_threads
 
     if torch.get_num_threads() != get_num_threads():
         torch.set_num_threads(get_num_threads())
