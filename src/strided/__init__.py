@@ -8,7 +8,7 @@ read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
 import sys
 
 from .core import threads as _threads  # fixes numba's threading before numba loads
-from .core import moved
+from .core import moved as _moved
 from .core.dtype import DType, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 from .core.errors import (
     DTypeError,
@@ -32,7 +32,7 @@ from . import printing
 from .autograd import GradStore, Var, backward, sorted_nodes  # installs Tensor.backward
 from .core.threads import get_num_threads, set_num_threads
 
-moved.install()  # import strided.errors, strided.fft, ...: the paths from before the layers had folders
+_moved.install()  # import strided.errors, strided.fft, ...: the paths from before the layers had folders
 Tensor.__repr__ = printing.format_tensor
 
 
@@ -109,7 +109,7 @@ def _lazy(name):
         import importlib
 
         return importlib.import_module(".api.fft", __name__)
-    if name in moved.MOVED:  # strided.errors, strided.threads, ...: the old path of a module now in a folder
+    if name in _moved.MOVED:  # strided.errors, strided.threads, ...: the old path of a module now in a folder
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
