@@ -39,9 +39,9 @@ import numpy as np
 from numba import cuda, from_dtype
 
 from ..core import caches
-from ..core.errors import DTypeError, ShapeError, StridedError
-from ..kernels.common import BITS, DTYPES, check_layout, reach
-from ..kernels.copy import CopyPlan, check_dst_layout, plan_copy, tile_plan
+from ..core.errors import DTypeError, StridedError
+from ..kernels.common import BITS, DTYPES, reach
+from ..kernels.copy import CopyPlan, check_pair, plan_copy, tile_plan
 from ..layout.layout import Layout
 from . import half, launch
 from .device import DTYPES_ON_DEVICE, HALVES, is_device_array, kernel_view
@@ -233,12 +233,7 @@ def copy_into(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
     op = "copy_into"
     _check_buffer(op, "dst", dst)
     _check_buffer(op, "src", src)
-    check_layout(op, "dst_layout", dst_layout).validate(len(dst))
-    check_layout(op, "src_layout", src_layout).validate(len(src))
-    if dst_layout.shape != src_layout.shape:
-        raise ShapeError(f"{op}: dst shape {dst_layout.shape} and src shape {src_layout.shape} must be equal")
-    check_dst_layout(op, dst_layout)
-    n = dst_layout.numel
+    n = check_pair(op, dst_layout, len(dst), src_layout, len(src))
     if n == 0:
         return
     _kernel(dst_layout, src_layout, dst.dtype, src.dtype)(dst, src)
