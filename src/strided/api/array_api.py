@@ -39,6 +39,7 @@ from ..creation import (
 )
 # the standard's *_like functions, exported by the __all__ that the end of this module builds from globals()
 from ..creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
+from ..creation import full  # noqa: F401  (the namespace's full: numpy_api and dask_chunks call xp.full)
 from ..core.dtype import DType
 from ..core.storage import check_size
 from ..core.errors import DTypeError, ShapeError, StridedError
