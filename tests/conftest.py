@@ -26,7 +26,7 @@ def allocations(monkeypatch):
     as (numel, numpy dtype): the tests that promise "no full-size temporary" read it."""
     import importlib
 
-    import strided.storage as storage
+    import strided.core.storage as storage
 
     mods = [storage] + [importlib.import_module(m) for m in (
         "strided.kernels.copy", "strided.creation", "strided.backend", "strided.ops.elementwise",

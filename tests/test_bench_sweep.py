@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from strided.bench import sweep
-from strided.bench.harness import Case, run_case
+from strided.cli.bench import sweep
+from strided.cli.bench.harness import Case, run_case
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -79,7 +79,7 @@ def test_the_target_is_pytorch_below_65536_elements_and_the_best_peer_from_there
 
 
 def test_merge_takes_the_median_of_the_processes_and_their_range():
-    from strided.bench import harness
+    from strided.cli.bench import harness
 
     cells = sweep.sweep_cases(sizes=(16,), families=sweep.FAMILIES[:1])
     key = (cells[0].group, cells[0].name, cells[0].size)
@@ -92,7 +92,7 @@ def test_merge_takes_the_median_of_the_processes_and_their_range():
 def test_each_library_is_timed_in_its_own_processes(monkeypatch):
     # The separated sweep: a process that times one library keeps no other library's
     # callable; the parent gathers each library's figures from its own processes.
-    from strided.bench import harness
+    from strided.cli.bench import harness
 
     for lib in harness.libraries():
         monkeypatch.setattr(harness, "ONLY", lib)

@@ -6,7 +6,7 @@ import pytest
 
 import strided as sd
 from strided import caches
-from strided.storage import Storage
+from strided.core.storage import Storage
 from strided.tensor import Tensor
 
 
@@ -15,7 +15,7 @@ def _on(buf, layout, dtype=sd.f32):
 
 
 def test_inventory_lists_every_op_cache_with_a_bound():
-    import strided.linalg  # noqa: F401  (its cache is listed once it is loaded)
+    import strided.ops.linalg  # noqa: F401  (its cache is listed once it is loaded)
 
     names = {name: (key, bound, threads) for name, key, bound, threads, _ in caches.inventory()}
     for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat", "linalg.matmul"):

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from strided.check import LIBRARIES, check, parse_op
+from strided.cli.check import LIBRARIES, check, parse_op
 from strided.cli import main
 from strided.errors import StridedError
 

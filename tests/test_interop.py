@@ -20,7 +20,7 @@ import strided as s
 from strided import interop
 from strided.interop import DLManagedTensorVersioned, DLPackError, from_dlpack
 from strided.tensor import Tensor
-from strided.storage import wrap
+from strided.core.storage import wrap
 
 from strategies import view_chains
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import strided as sd
-from strided import linalg
+from strided.ops import linalg
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
 from strided.kernels import matmul as km
 from strided.layout import Layout

@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import strided as sd
-from strided import cute, show
+from strided import cute
+from strided.cli import show
 from strided.cli import main
 
 SVG = "{http://www.w3.org/2000/svg}"

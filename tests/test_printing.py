@@ -306,7 +306,7 @@ def test_tensor_describe_uses_its_buffer():
 
 def test_describe_prints_blocks_as_the_seed_does():
     from layout.test_layout_seed import SEED_000
-    from strided.tour import seed_layouts
+    from strided.cli.tour import seed_layouts
 
     for name, lay in seed_layouts():
         lines = dict(line.split(None, 1) for line in printing.describe(lay).splitlines())

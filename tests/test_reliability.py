@@ -25,8 +25,9 @@ import numpy as np
 import pytest
 
 import strided as sd
-from strided import show, storage
-from strided.storage import Storage
+from strided.cli import show
+from strided.core import storage
+from strided.core.storage import Storage
 
 PKG_DIR = Path(sd.__file__).resolve().parent
 SITE = PKG_DIR.parent  # what must be on sys.path for a child process to import this same strided
@@ -759,7 +760,7 @@ def test_startup_measure_runs_fresh_interpreters():
     """The startup benchmark's plumbing: two fresh interpreters on one temporary numba cache.  The op
     here is a view (no kernel to compile, so the test stays fast); ``python -m strided bench
     --startup`` measures the compiling ops."""
-    from strided.bench import startup
+    from strided.cli.bench import startup
 
     res = startup.measure(ops=[("a.t()", "a.t()")])
     for run in ("cold", "warm"):

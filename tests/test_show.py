@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "cute"))
 from cpp_figures import CPP_FIGURE_7C
 from cute_strategies import layouts
 
-from strided import show
+from strided.cli import show
 from strided.cute import Layout, format_layout, static
 from strided.errors import LayoutBoundsError, ShapeError, StridedError
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import strided as sd
-from strided import storage, threads
+from strided import threads
+from strided.core import storage
 
 
 def _addr(t):

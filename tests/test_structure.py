@@ -128,7 +128,7 @@ def test_the_scan_sees_the_package():
         assert mod in FILES, mod
     assert any(i.module == "strided.autograd" and i.target == "strided.ops.registry" for i in IMPORTS)
     # imports inside functions are seen (ops/__init__ imports linalg inside _matmul)
-    assert any(i.module == "strided.ops" and i.target == "strided.linalg" for i in IMPORTS)
+    assert any(i.module == "strided.ops" and i.target == "strided.ops.linalg" for i in IMPORTS)
 
 
 # -- no import circle --------------------------------------------------------------------------
@@ -277,19 +277,19 @@ def test_no_module_reaches_into_another_modules_underscore_names():
 
 def test_attribute_rule_catches_a_planted_use(tmp_path):
     p = tmp_path / "fake.py"
-    p.write_text("from strided import threads\nimport strided.kernels.copy as kc\nimport strided\n\n\n"
+    p.write_text("from strided.core import threads\nimport strided.kernels.copy as kc\nimport strided\n\n\n"
                  "def f():\n    threads._apply()\n    kc._x\n    strided.kernels.copy._y\n    threads.public\n")
     bad = attribute_violations("strided.ops.fake", p)
     named = sorted(b.rpartition("(")[2].rstrip(")") for b in bad)
-    assert named == ["strided.kernels.copy._x", "strided.kernels.copy._y", "strided.threads._apply"], bad
+    assert named == ["strided.core.threads._apply", "strided.kernels.copy._x", "strided.kernels.copy._y"], bad
 
 
 # -- layer rules -------------------------------------------------------------------------------
 
-KERNELS_MAY_NOT = ("strided.ops", "strided.tensor", "strided.creation", "strided.autograd", "strided.linalg",
+KERNELS_MAY_NOT = ("strided.ops", "strided.tensor", "strided.creation", "strided.autograd", "strided.api",
                    "strided.interop")
-LAYOUT_MAY = ("strided.errors", "strided.layout", "strided.cute")
-TENSOR_MAY_NOT = ("strided.ops", "strided.creation", "strided.interop", "strided.autograd", "strided.linalg",
+LAYOUT_MAY = ("strided.core.errors", "strided.layout", "strided.cute")
+TENSOR_MAY_NOT = ("strided.ops", "strided.creation", "strided.interop", "strided.autograd", "strided.api",
                   "strided.printing", "strided.kernels")
 
 
@@ -320,6 +320,31 @@ def tensor_violations(imports):
             and (i.target == PKG or any(_under(i.target, f) for f in TENSOR_MAY_NOT))]
 
 
+# The folders are layers (docs/architecture.md): core/ is the base, which imports nothing else of
+# the package; api/ (the namespaces over the op layer) is imported only by the layers above it.
+API_IMPORTED_BY = ("strided.api", "strided.fusion", "strided.cli")
+
+
+def core_violations(imports):
+    return [i for i in imports if _under(i.module, "strided.core") and _internal(i)
+            and not _under(i.target, "strided.core")]
+
+
+def api_violations(imports):
+    return [i for i in imports if _under(i.target, "strided.api") and i.module != PKG
+            and not any(_under(i.module, a) for a in API_IMPORTED_BY)]
+
+
+def test_core_imports_nothing_above_it():
+    bad = core_violations(IMPORTS)
+    assert not bad, "strided.core imports a layer above it:" + _report(bad)
+
+
+def test_only_the_layers_above_the_namespaces_import_them():
+    bad = api_violations(IMPORTS)
+    assert not bad, "strided.api imported from a layer below it:" + _report(bad)
+
+
 def test_kernels_import_nothing_above_them():
     bad = kernel_violations(IMPORTS)
     assert not bad, "strided.kernels imports a layer above it:" + _report(bad)
@@ -341,15 +366,20 @@ PLANTED = [
     ("strided.kernels.fake", "fake.py", "import strided.ops.elementwise", kernel_violations),
     ("strided.kernels.fake", "fake.py", "from strided import Tensor", kernel_violations),
     ("strided.kernels", "__init__.py", "from .. import autograd", kernel_violations),
-    ("strided.kernels.fake", "fake.py", "importlib.import_module('strided.linalg')", kernel_violations),
+    ("strided.kernels.fake", "fake.py", "importlib.import_module('strided.ops.linalg')", kernel_violations),
+    ("strided.kernels.fake", "fake.py", "from ..api import array_api", kernel_violations),
     ("strided.cuda.fake", "fake.py", "from ..tensor import Tensor", kernel_violations),
     ("strided.layout.fake", "fake.py", "import numpy as np", layout_violations),
     ("strided.cute.fake", "fake.py", "from numba import njit", layout_violations),
-    ("strided.cute.fake", "fake.py", "from ..storage import Storage", layout_violations),
+    ("strided.cute.fake", "fake.py", "from ..core.storage import Storage", layout_violations),
     ("strided.layout.fake", "fake.py", "from strided import dtype", layout_violations),
     ("strided.tensor", "tensor.py", "from .ops import unary", tensor_violations),
     ("strided.tensor", "tensor.py", "from . import printing", tensor_violations),
     ("strided.tensor", "tensor.py", "from .kernels.copy import copy_into", tensor_violations),
+    ("strided.core.fake", "fake.py", "from ..layout import Layout", core_violations),
+    ("strided.core.fake", "fake.py", "from strided import ops", core_violations),
+    ("strided.ops.fake", "fake.py", "from ..api import numpy_api", api_violations),
+    ("strided.fake", "fake.py", "import strided.api.fft", api_violations),
     ("strided.ops.fake", "fake.py", "from ..layout.layout import _contiguous", private_violations),
     ("strided.fake", "fake.py", "from .ops import _helper", private_violations),
 ]
@@ -365,11 +395,13 @@ def test_rules_catch_a_planted_violation_inside_a_function(mod, fname, stmt, rul
 
 @pytest.mark.parametrize("mod, stmt, rule", [
     ("strided.kernels.fake", "from ..layout.layout import Layout", kernel_violations),
-    ("strided.kernels.fake", "from strided import threads", kernel_violations),
-    ("strided.layout.fake", "from ..errors import ShapeError", layout_violations),
+    ("strided.kernels.fake", "from strided.core import threads", kernel_violations),
+    ("strided.layout.fake", "from ..core.errors import ShapeError", layout_violations),
     ("strided.cute.fake", "from strided.layout.layout import Layout", layout_violations),
-    ("strided.tensor", "from .storage import Storage", tensor_violations),
+    ("strided.tensor", "from .core.storage import Storage", tensor_violations),
     ("strided.fake", "from .ops import __all__", private_violations),
+    ("strided.core.fake", "from .errors import StridedError", core_violations),
+    ("strided.fusion.fake", "from ..api import array_api", api_violations),
 ])
 def test_rules_allow_what_is_allowed(mod, stmt, rule, tmp_path):
     p = tmp_path / "fake.py"
@@ -377,8 +409,7 @@ def test_rules_allow_what_is_allowed(mod, stmt, rule, tmp_path):
     assert rule(_imports_of(mod, p)) == []
 
 
-CLI_LAYER = ("strided.cli", "strided.tour", "strided.bench", "strided.show", "strided.check", "strided.stubs",
-             "strided.__main__")
+CLI_LAYER = ("strided.cli", "strided.__main__")  # cli/: the command line, tour, show, check, stubs, bench
 
 
 def test_only_the_command_line_layer_imports_it_or_the_package_root():
@@ -409,11 +440,11 @@ TABLES = {
     "strided.kernels.optable": {"OPS"},  # the op table
     "strided.kernels.scalar": {"PORTABLE"},  # the portable functions a backend compiles along
     "strided.kernels.elementwise": {"UNARY_OPS", "BINARY_OPS"},  # the dispatch table, from the op table
-    "strided.numpy_api": {"UFUNCS"},  # NumPy's ufunc map, from the op table
+    "strided.api.numpy_api": {"UFUNCS"},  # NumPy's ufunc map, from the op table
     "strided.cuda.scalar": {"MISSING"},  # the primitives CUDA lacks, with their reasons
-    "strided.threads": {"WAIT_SET"},  # what strided set in the environment, for the report
+    "strided.core.threads": {"WAIT_SET"},  # what strided set in the environment, for the report
     "strided.kernels.codegen": {"_STATE"},  # the kernel directory and fingerprint, found once
-    "strided.bench.fused_bench": {"_FIRST"},  # a benchmark's first-call times
+    "strided.cli.bench.fused_bench": {"_FIRST"},  # a benchmark's first-call times
 }
 
 
@@ -445,7 +476,7 @@ def test_every_cache_is_made_by_caches():
     # TABLES above; the pure layout layer keeps its lru_cache (it imports nothing of ours)
     bad = [f"{mod}:{line}: {name} ({what})" for mod, name, line, what in _module_dicts_and_lrus()
            if name not in TABLES.get(mod, ()) and not _under(mod, "strided.layout")
-           and not (mod == "strided.bench.harness" and name == "torch_or_none")]
+           and not (mod == "strided.cli.bench.harness" and name == "torch_or_none")]
     assert not bad, "module-level caches not made through strided.caches:\n  " + "\n  ".join(bad)
 
 

@@ -3,7 +3,9 @@ and a first run says that kernels compile once and times each section."""
 
 import pytest
 
-from strided import cute, threads, tour
+from strided import cute, threads
+
+from strided.cli import tour
 from strided.cli import main
 
 
@@ -40,7 +42,7 @@ def test_seed_002_layouts_sizes_cosizes_and_figure_7(tour_text):
 
 
 def _parts(text):
-    from strided import show
+    from strided.cli import show
 
     L = show.parse_layout(text)
     return L.shape, L.stride

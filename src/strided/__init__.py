@@ -7,9 +7,10 @@ read any layout; the CuTe algebra (``strided.cute``) and autograd sit on top.
 
 import sys
 
-from . import threads as _threads  # fixes numba's threading before numba loads
-from .dtype import DType, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
-from .errors import (
+from .core import threads as _threads  # fixes numba's threading before numba loads
+from .core import moved as _moved
+from .core.dtype import DType, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
+from .core.errors import (
     DTypeError,
     LayoutBoundsError,
     ShapeError,
@@ -18,7 +19,7 @@ from .errors import (
     TooHardError,
 )
 from .layout import Layout, MultipleBlocks, NdIter, SingleBlock, StridedIndex, UniformBlocks
-from .storage import Storage, pool_bytes, set_buffer_pool
+from .core.storage import Storage, pool_bytes, set_buffer_pool
 from .tensor import Tensor, as_strided, same_buffer
 from .creation import (
     arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like,
@@ -29,8 +30,9 @@ from . import interop  # installs the array interface and DLPack methods
 from .interop import DLPackError, from_dlpack
 from . import printing
 from .autograd import GradStore, Var, backward, sorted_nodes  # installs Tensor.backward
-from .threads import get_num_threads, set_num_threads
+from .core.threads import get_num_threads, set_num_threads
 
+_moved.install()  # import strided.errors, strided.fft, ...: the paths from before the layers had folders
 Tensor.__repr__ = printing.format_tensor
 
 
@@ -44,13 +46,13 @@ Tensor.describe = _describe
 globals()["bool"] = bool_  # strided.bool, as in the contract; the builtin stays untouched elsewhere
 
 # The Array API namespace: the standard's names beside the short ones (array_api's docstring).
-from .dtype import bfloat16, complex64, complex128, float16, float32, float64  # noqa: E402
-from .dtype import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
-from . import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
-from .array_api import *  # noqa: E402,F403
-from .array_api import __array_api_version__, __array_namespace_info__  # noqa: E402
-from . import numpy_api  # noqa: E402  (installs __array_ufunc__ and __array_function__ on Tensor)
-from . import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
+from .core.dtype import bfloat16, complex64, complex128, float16, float32, float64  # noqa: E402
+from .core.dtype import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
+from .api import array_api  # noqa: E402  (also installs size, mT, to_device, __index__, ... on Tensor)
+from .api.array_api import *  # noqa: E402,F403
+from .api.array_api import __array_api_version__, __array_namespace_info__  # noqa: E402
+from .api import numpy_api  # noqa: E402  (installs __array_ufunc__ and __array_function__ on Tensor)
+from .api import dask_chunks  # noqa: E402  (installs __dask_tokenize__; registers with Dask when Dask is loaded)
 from .fusion import Fused, fuse  # noqa: E402
 from .kernels.optable import register_op  # noqa: E402  (one op-table entry: docs/architecture.md)
 
@@ -80,15 +82,14 @@ def __getattr__(name):
 
 def _lazy(name):
     if name in ("matmul",):
-        from . import linalg
+        from .ops import linalg
 
         return linalg.matmul
     if name in ("linalg", "tensordot", "vecdot", "matrix_transpose"):
-        # The linalg extension loads BLAS: only when asked for.  (import_module, since
-        # ``from . import linalg`` would ask this very __getattr__ for the name first.)
+        # The linalg extension loads BLAS: only when asked for.
         import importlib
 
-        linalg = importlib.import_module(".linalg", __name__)
+        linalg = importlib.import_module(".api.linalg_api", __name__)
         return linalg if name == "linalg" else getattr(linalg, name)
     if name in ("set_printoptions", "get_printoptions", "printoptions"):
         return getattr(printing, name)
@@ -107,7 +108,11 @@ def _lazy(name):
     if name == "fft":  # the Array API's fft extension (NumPy's pocketfft), loaded when asked for
         import importlib
 
-        return importlib.import_module(".fft", __name__)
+        return importlib.import_module(".api.fft", __name__)
+    if name in _moved.MOVED:  # strided.errors, strided.threads, ...: the old path of a module now in a folder
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     if name in array_api.__all__:  # a namespace function made since import (strided.register_op)
         return getattr(array_api, name)
     raise AttributeError(f"module 'strided' has no attribute {name!r}")

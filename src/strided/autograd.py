@@ -13,7 +13,7 @@ every use.  Computing them never writes into an input.
 from __future__ import annotations
 
 from .creation import tensor, zeros
-from .errors import StridedError
+from .core.errors import StridedError
 from .ops import copies
 from .ops.registry import gradient_rule
 from .tensor import Tensor

@@ -17,8 +17,8 @@ import inspect
 import re
 from typing import Any, Callable, Protocol
 
-from .errors import StridedError
-from .storage import Storage
+from .core.errors import StridedError
+from .core.storage import Storage
 
 # The kernel families every backend has, in the order the docs list them.
 FAMILIES = ("elementwise", "reduce", "copy", "index", "matmul", "sort", "scan")

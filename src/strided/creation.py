@@ -14,14 +14,14 @@ from math import ceil, isfinite, prod
 
 import numpy as np
 
-from . import dtype as dt
-from .dtype import DType
-from .errors import DTypeError, ShapeError, StridedError
+from .core import dtype as dt
+from .core.dtype import DType
+from .core.errors import DTypeError, ShapeError, StridedError
 from .layout import Layout
 from .backend import alloc_on, kernels_for
 from .devices import canonical, load as load_backend, to_device
 from .layout.layout import as_int_tuple as int_tuple, contiguous_strides
-from .storage import alloc, check_size, wrap
+from .core.storage import alloc, check_size, wrap
 from .tensor import Tensor, as_strided, same_buffer
 
 __all__ = [
@@ -231,9 +231,9 @@ def host_array(op: str, data, want: DType | None) -> np.ndarray:
             arr = np.array(data)
             # Python floats default to f32 only when no dtype is asked for: with f64 asked
             # for, a detour through f32 would round 0.1 and turn 1e300 into inf.
-            if want is None and arr.dtype == np.float64 and not _has_numpy_float64(data):
+            if want is None and arr.dtype == np.float64 and not _has_numpy(data, np.float64):
                 arr = arr.astype(np.float32)
-            elif want is None and arr.dtype == np.complex128 and not _has_numpy_complex128(data):
+            elif want is None and arr.dtype == np.complex128 and not _has_numpy(data, np.complex128):
                 arr = arr.astype(dt.DEFAULT_COMPLEX.np)
             elif want is None and arr.dtype == object and _has_int(data):
                 raise OverflowError("an integer beyond int64 and uint64, which no strided dtype holds")
@@ -251,19 +251,12 @@ def _has_int(data) -> bool:
     return isinstance(data, (list, tuple)) and any(_has_int(x) for x in data)
 
 
-def _has_numpy_complex128(data) -> bool:
-    if isinstance(data, np.complex128) or (isinstance(data, np.ndarray) and data.dtype == np.complex128):
+def _has_numpy(data, scalar_type) -> bool:
+    """Whether ``data`` (nested lists and tuples too) holds a NumPy scalar or array of ``scalar_type``."""
+    if isinstance(data, scalar_type) or (isinstance(data, np.ndarray) and data.dtype == scalar_type):
         return True
     if isinstance(data, (list, tuple)):
-        return any(_has_numpy_complex128(x) for x in data)
-    return False
-
-
-def _has_numpy_float64(data) -> bool:
-    if isinstance(data, np.float64) or (isinstance(data, np.ndarray) and data.dtype == np.float64):
-        return True
-    if isinstance(data, (list, tuple)):
-        return any(_has_numpy_float64(x) for x in data)
+        return any(_has_numpy(x, scalar_type) for x in data)
     return False
 
 

@@ -58,13 +58,14 @@ import threading
 
 import numpy as np
 
-from . import devices, dtype as dt
+from . import devices
+from .core import dtype as dt
 from .backend import alloc_on, device_index, kernels_for
-from .errors import DTypeError, StridedError
+from .core.errors import DTypeError, StridedError
 from .layout import Layout
 from .layout.layout import contiguous_strides
 from .creation import from_numpy
-from .storage import wrap
+from .core.storage import wrap
 from .tensor import Tensor
 
 __all__ = ["array_interface", "cuda_array_interface", "interface_layout", "from_cuda_array_interface", "to_dlpack",
@@ -430,25 +431,28 @@ define void @strided_dlpack_deleter_versioned({p} %m) {{
 
 ; A capsule still carrying its original name was never consumed: free it here.
 ; A consumer renamed it "used_..." and owns the deleter call then.
+define internal i1 @release_if_named({p} %cap, {p} %name, i64 %ctx_offset) {{
+entry:
+  %valid = call i32 @PyCapsule_IsValid({p} %cap, {p} %name)
+  %named = icmp ne i32 %valid, 0
+  br i1 %named, label %release, label %done
+release:
+  %m = call {p} @PyCapsule_GetPointer({p} %cap, {p} %name)
+  call void @release_ctx({p} %m, i64 %ctx_offset)
+  br label %done
+done:
+  ret i1 %named
+}}
+
 define void @strided_dlpack_capsule_destructor({p} %cap) {{
 entry:
   %vname = {const("versioned")}
-  %v = call i32 @PyCapsule_IsValid({p} %cap, {p} %vname)
-  %isv = icmp ne i32 %v, 0
-  br i1 %isv, label %versioned, label %check_legacy
-versioned:
-  %pv = call {p} @PyCapsule_GetPointer({p} %cap, {p} %vname)
-  call void @release_ctx({p} %pv, i64 {versioned_ctx})
-  ret void
-check_legacy:
-  %lname = {const("legacy")}
-  %l = call i32 @PyCapsule_IsValid({p} %cap, {p} %lname)
-  %isl = icmp ne i32 %l, 0
-  br i1 %isl, label %legacy, label %done
+  %released = call i1 @release_if_named({p} %cap, {p} %vname, i64 {versioned_ctx})
+  br i1 %released, label %done, label %legacy
 legacy:
-  %pl = call {p} @PyCapsule_GetPointer({p} %cap, {p} %lname)
-  call void @release_ctx({p} %pl, i64 {legacy_ctx})
-  ret void
+  %lname = {const("legacy")}
+  %ignored = call i1 @release_if_named({p} %cap, {p} %lname, i64 {legacy_ctx})
+  br label %done
 done:
   ret void
 }}

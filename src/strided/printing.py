@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .errors import StridedError
+from .core.errors import StridedError
 
 __all__ = [
     "format_tensor", "format_values", "set_printoptions", "get_printoptions", "printoptions", "describe",
@@ -291,7 +291,7 @@ def describe(layout, dtype=None, buffer_len=None) -> str:
         ("span", f"[{lo}, {hi})  cosize {hi - lo}"),
     ]
     if dtype is not None:
-        from .dtype import as_dtype
+        from .core.dtype import as_dtype
 
         d = as_dtype(dtype)
         rows.append(("dtype", f"{d.name}, {d.itemsize} bytes per element, span {(hi - lo) * d.itemsize} bytes"))

@@ -39,12 +39,12 @@ from math import prod
 
 import numpy as np
 
-from .dtype import DType
-from .errors import ShapeError, StridedError, StridedIndexError
+from .core.dtype import DType
+from .core.errors import ShapeError, StridedError, StridedIndexError
 from .layout import Layout
 from .layout.layout import as_int_tuple as int_tuple, keep_derived, norm_dim
 from .backend import BACKENDS
-from .storage import Storage
+from .core.storage import Storage
 
 
 _new = object.__new__

@@ -3,8 +3,8 @@
 from typing import Any
 
 
-from strided.errors import StridedError
-from strided.errors import StridedIndexError
+from strided.core.errors import StridedError
+from strided.core.errors import StridedIndexError
 
 GATHER_INDEX: Any
 def _basic_key(index: Any) -> Any: ...

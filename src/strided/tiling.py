@@ -10,7 +10,7 @@ of the same buffer; nothing is copied.
 from __future__ import annotations
 
 from . import cute
-from .errors import ShapeError
+from .core.errors import ShapeError
 from .layout.layout import as_int_tuple
 from .tensor import Tensor
 

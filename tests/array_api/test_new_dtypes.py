@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import array_api_strict as xps
 import strided as sd
-from strided.dtype import as_dtype
+from strided.core.dtype import as_dtype
 from strategies import layouts_of_shape, np_view, shapes
 
 NEW = ("int8", "int16", "int32", "uint16", "uint64", "complex64", "complex128")

@@ -15,7 +15,7 @@ from strided import numpy_fallback
 from strided.errors import StridedError
 from strided.autograd import Var
 from strided.layout import Layout
-from strided.storage import Storage
+from strided.core.storage import Storage
 from test_array_api_namespace import same, tensors
 
 

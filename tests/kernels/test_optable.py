@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import strided as sd
-from strided import array_api, numpy_api
+from strided import numpy_api
+from strided.api import array_api
 from strided.kernels.optable import FLOAT, OPS, NOT_DIFFERENTIABLE
 from strided.ops import REGISTRY
 

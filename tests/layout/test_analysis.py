@@ -19,6 +19,7 @@ from strategies import view_chains
 from strided.errors import LayoutBoundsError, ShapeError, StridedError, StridedIndexError, TooHardError
 from strided.layout import Layout
 from strided.layout import analysis as A
+from strided.layout import overlap  # the exact searches (their private steps are checked one by one)
 from strided.layout.analysis import (
     Broadcast,
     Classification,
@@ -182,8 +183,8 @@ collision_items = st.lists(st.tuples(st.integers(2, 5), st.integers(1, 40)), min
 @given(collision_items, st.sampled_from(["bitset", "enumerate", "mitm"]))
 def test_each_exact_collision_search_matches_brute_force(items, method):
     # The reductions decide most small cases; the searches are checked on raw input.
-    assert A._exact_collision("t", "t", items, 1, method) == brute_collision(items)
-    assert A._collision_exists("t", "t", items, A.DEFAULT_MAX_WORK) == brute_collision(items)
+    assert overlap._exact_collision("t", "t", items, 1, method) == brute_collision(items)
+    assert overlap._collision_exists("t", "t", items, A.DEFAULT_MAX_WORK) == brute_collision(items)
 
 
 target_terms = st.lists(st.tuples(st.integers(1, 4), st.integers(-30, 30).filter(bool)), max_size=5)
@@ -193,12 +194,12 @@ target_terms = st.lists(st.tuples(st.integers(1, 4), st.integers(-30, 30).filter
 @settings(max_examples=100)
 def test_each_exact_target_search_matches_brute_force(terms, target, method):
     want = brute_target(terms, target)
-    assert A._target_exists("t", "t", terms, target, A.DEFAULT_MAX_WORK) == want
+    assert overlap._target_exists("t", "t", terms, target, A.DEFAULT_MAX_WORK) == want
     # The raw searches take positive coefficients: flip the negative ones.
     pos = [(m, abs(c)) for m, c in terms]
     shifted = target - sum(c * m for m, c in terms if c < 0)
     if pos:
-        assert A._exact_target("t", "t", pos, shifted, 1, method) == want
+        assert overlap._exact_target("t", "t", pos, shifted, 1, method) == want
 
 
 @given(layouts(max_rank=3, max_size=4, max_stride=9), layouts(max_rank=3, max_size=4, max_stride=9))

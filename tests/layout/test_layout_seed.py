@@ -4,7 +4,7 @@ import pytest
 
 from strided import Layout, MultipleBlocks, SingleBlock, StridedIndex, UniformBlocks
 from strided.printing import format_blocks
-from strided.tour import format_layout_row, seed_layouts
+from strided.cli.tour import format_layout_row, seed_layouts
 
 # Seed 000, "layout experiment": name -> (dims, stride, off, contiguous, blocks as printed)
 SEED_000 = {

@@ -231,7 +231,7 @@ def test_cat_cached_plan_follows_each_calls_dtypes():
 def test_cat_cached_plan_still_checks_every_buffer():
     """A hit checks no buffer in Python: the kernel must refuse a short or strided buffer
     and a read-only one must still be read right."""
-    from strided.storage import Storage
+    from strided.core.storage import Storage
 
     x = sd.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
     lay = x.layout

@@ -144,7 +144,7 @@ def test_sliding_window_view_wants_a_tensor():
 
 
 def test_the_bench_row_computes_the_same_moving_sum_in_each_library():
-    from strided.bench.windows_bench import WINDOW, window_cases
+    from strided.cli.bench.windows_bench import WINDOW, window_cases
 
     (case,) = window_cases(quick=True)
     runs = case.make()

@@ -42,7 +42,7 @@ __all__ = ["copy", "device", "elementwise", "half", "index", "launch", "matmul",
            "allocator", "device_count", "NotOnCuda", "KIND", "DEVICES", "NAMES", "DLPACK", "HOST_MEMORY",
            "HALF_MATMUL"]
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 
 # What strided.backend.Backend asks of a backend besides its families (strided.devices
 # registers the same KIND, DEVICES and NAMES before this module is imported).

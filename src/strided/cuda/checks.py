@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 from .device import is_device_array
 
 

@@ -38,8 +38,8 @@ from math import prod
 import numpy as np
 from numba import cuda, from_dtype
 
-from .. import caches
-from ..errors import DTypeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, StridedError
 from ..kernels.common import BITS, DTYPES, check_conversion, reach
 from ..kernels.copy import CopyPlan, check_views, plan_copy, tile_plan
 from ..layout.layout import Layout

@@ -7,7 +7,7 @@ from operator import attrgetter
 import numpy as np
 from numba import cuda
 
-from ..errors import DTypeError, StridedError
+from ..core.errors import DTypeError, StridedError
 from ..kernels.common import BF16, DTYPES, F16
 
 __all__ = ["device_count", "is_device_array", "checked_dtype", "kernel_view", "empty", "Bf16Array", "DTYPES_ON_DEVICE",

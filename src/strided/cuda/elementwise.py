@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .. import caches
-from ..errors import DTypeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, StridedError
 from ..kernels.common import BITS, COMPUTE, DTYPES, WIDENED, check_layout, check_operand_shape, reach
 from ..kernels.copy import check_dst_layout
 from ..kernels.elementwise import BINARY_OPS, UNARY_OPS, ExpressionKernel

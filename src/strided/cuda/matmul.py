@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
-from .. import caches
-from ..errors import DTypeError, LayoutBoundsError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, LayoutBoundsError, StridedError
 from ..kernels.common import BF16, DTYPES, F16
 from ..kernels.matmul import BLAS, COL, EMPTY, PACK_ROW, ROW, ZERO, plan
 from ..layout.layout import Layout, contiguous_strides

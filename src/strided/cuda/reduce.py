@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, from_dtype
 
-from .. import caches
-from ..errors import DTypeError
+from ..core import caches
+from ..core.errors import DTypeError
 from ..kernels.common import DTYPES, NATIVE, check_layout
 from ..kernels.reduce import plan
 from ..kernels.reduce_plan import (ARG_REDUCE_OPS, OUTER, REDUCE_OPS, check_arg_dim, check_dims, check_op, has_arg_work,

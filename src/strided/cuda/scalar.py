@@ -53,8 +53,8 @@ from types import CellType, FunctionType
 import numpy as np
 from numba import cuda
 
-from .. import caches
-from ..errors import DTypeError
+from ..core import caches
+from ..core.errors import DTypeError
 from ..kernels import optable
 from ..kernels import scalar as S
 from .launch import SIMULATED

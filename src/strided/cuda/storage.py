@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 from ..layout.layout import Layout
-from ..storage import Storage, check_size
+from ..core.storage import Storage, check_size
 from .copy import copy_into
 from ..kernels.common import BF16
 from .device import Bf16Array, checked_dtype, empty, is_device_array

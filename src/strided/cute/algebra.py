@@ -24,7 +24,7 @@ Conventions shared by all operations:
 
 from __future__ import annotations
 
-from ..errors import ShapeError, StridedError
+from ..core.errors import ShapeError, StridedError
 from .int_tuple import (Static, ceil_div, format_int_tuple, is_int, is_tuple, leaves, normalize_int_tuple, one_like,
                         prefix_product, product, unflatten, zero_like)
 from .layout import Layout

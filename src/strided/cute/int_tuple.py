@@ -28,7 +28,7 @@ from __future__ import annotations
 import operator
 from abc import ABC
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 
 __all__ = [
     "Integer",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 import sys
 
-from ..errors import ShapeError, StridedIndexError
+from ..core.errors import ShapeError, StridedIndexError
 from . import int_tuple
 from .int_tuple import (
     Static,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from .int_tuple import is_int
 
 __all__ = ["bank_conflicts", "bank_of", "global_sectors", "Sectors"]

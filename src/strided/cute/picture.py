@@ -26,7 +26,7 @@ from __future__ import annotations
 from colorsys import hls_to_rgb
 from html import escape
 
-from ..errors import LayoutBoundsError, ShapeError, StridedError
+from ..core.errors import LayoutBoundsError, ShapeError, StridedError
 from .int_tuple import is_tuple, product
 from .layout import Layout
 from .memory import bank_of

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from ..errors import ShapeError, StridedIndexError
+from ..core.errors import ShapeError, StridedIndexError
 from .int_tuple import Static, format_int_tuple, has_none, is_int
 from .layout import Layout
 from .layout import slice_and_offset as slice_layout_and_offset

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from .algebra import composition, raked_product, right_inverse
 from .int_tuple import is_tuple, product
 from .layout import Layout

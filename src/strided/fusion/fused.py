@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from .. import caches
-from ..errors import StridedError
+from ..core import caches
+from ..core.errors import StridedError
 from ..tensor import Op, Tensor
 from .lower import Stale, lower
 from .trace import MixedDevices, Unfusable, trace

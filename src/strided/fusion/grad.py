@@ -119,7 +119,7 @@ def _replay(graph: Graph, xs) -> dict:
         elif n.kind == "reduce":
             v[n.index] = reduce(n.op, v[n.args[0].index], *n.params)
         elif n.kind == "matmul":
-            from ..linalg import matmul
+            from ..ops.linalg import matmul
 
             v[n.index] = matmul(v[n.args[0].index], v[n.args[1].index])
     return v

@@ -37,7 +37,7 @@ import numpy as np
 
 import functools
 
-from .. import dtype as dt
+from ..core import dtype as dt
 from ..backend import ALLOCATORS, BACKENDS
 from ..kernels.common import check_in_buffer
 from ..kernels.optable import OPS
@@ -364,7 +364,7 @@ class _Matmul:
         self.a, self.b = a, b
 
     def __call__(self, env):
-        from ..linalg import matmul
+        from ..ops.linalg import matmul
 
         return matmul(env[self.a].detach(), env[self.b].detach())
 

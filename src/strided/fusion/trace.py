@@ -25,14 +25,14 @@ import numbers
 
 import numpy as np
 
-from .. import dtype as dt
-from ..errors import StridedError
+from ..core import dtype as dt
+from ..core.errors import StridedError
 from ..kernels.optable import OPS, on_new_op
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
 from ..ops.elementwise import COMPARE, binary_dtypes, unary_dtypes
 from ..ops.reduce import reduce_dims, reduce_result
-from ..storage import wrap
+from ..core.storage import wrap
 from ..tensor import Tensor
 
 __all__ = ["Node", "Graph", "Traced", "Unfusable", "MixedDevices", "trace", "VIEWS", "apply_view"]
@@ -206,12 +206,12 @@ class Traced:
         raise AttributeError(f"'Traced' object has no attribute {name!r}")
 
     def __array_namespace__(self, api_version=None):
-        from .. import array_api
+        from ..api import array_api
 
         return array_api
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ..numpy_api import UFUNCS
+        from ..api.numpy_api import UFUNCS
 
         fn = UFUNCS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
         if fn is None:
@@ -494,7 +494,7 @@ def reduction(g: Graph, op: str, x, dim, keepdim: bool):
 
 def matmul(g: Graph, a, b):
     na, nb = _leaf(g, a, None, "matmul"), _leaf(g, b, None, "matmul")
-    from ..linalg import matmul_result
+    from ..ops.linalg import matmul_result
 
     shape, want = matmul_result(na.shape, nb.shape, na.dtype, nb.dtype)
     return Traced(g.add(Node("matmul", "matmul", (na, nb), shape, want)), g)

@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import caches
+from ..core import caches
 
 __all__ = ["load", "kernel_dir", "fingerprint", "FINGERPRINTED"]
 

@@ -14,9 +14,9 @@ and threading layer before numba starts.
 
 import numpy as np
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
-from .. import threads as _threads  # noqa: F401  (must precede any numba import)
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..core import threads as _threads  # noqa: F401  (must precede any numba import)
 from ..layout.layout import Layout
 from .half import BF16, F16, HALF_VIEW
 

@@ -1,13 +1,13 @@
 """The copy family: write every element of a src view into a dst view.
 
-``copy_into`` checks, then runs the path ``plan_copy`` chooses; the table of
-paths is ``plan_copy``'s docstring.  The kernels are small numba functions
-over flat 1-D buffers and integer layout arguments.  Each kernel is a ``_*_body(.., lo, hi)`` over a range of work
-units (elements, rows, blocks or tile strips) with two thin drivers: ``_s``
-runs the whole range on the calling thread, ``_p`` cuts it into chunks under
-``prange``.  Two compiled drivers rather than one ``parallel=True`` function,
-because entering a parallel region costs tens of microseconds to milliseconds
-on this kind of machine even for one chunk.
+``copy_into`` checks, then runs the path ``plan_copy`` chooses (``kernels.copy_plan``, the
+pure planner, re-exported here); the table of paths is ``plan_copy``'s docstring.  The
+kernels are small numba functions over flat 1-D buffers and integer layout arguments.
+Each kernel is a ``_*_body(.., lo, hi)`` over a range of work units (elements, rows,
+blocks or tile strips) with two thin drivers: ``_s`` runs the whole range on the calling
+thread, ``_p`` cuts it into chunks under ``prange``.  Two compiled drivers rather than one
+``parallel=True`` function, because entering a parallel region costs tens of microseconds
+to milliseconds on this kind of machine even for one chunk.
 
 Same-dtype copies move raw bits: the buffers are seen as elements of their
 width (``MOVES``), so every dtype of one width shares one compiled kernel
@@ -32,7 +32,6 @@ from .common import (
     DTYPES,
     MANY,
     RUN_PIECE_BYTES,
-    SHORT_P,
     WIDENED,
     check_buffer,
     check_conversion,
@@ -41,7 +40,6 @@ from .common import (
     reach,
 )
 
-from dataclasses import dataclass
 from math import prod
 
 import numpy as np
@@ -49,12 +47,12 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .. import caches
-from ..errors import ShapeError, StridedError
-from ..layout.iterate import MultipleBlocks, NdIter, SingleBlock, UniformBlocks
+from ..core import caches
+from ..core.errors import ShapeError, StridedError
 from ..layout.layout import Layout
-from ..storage import alloc
+from ..core.storage import alloc
 from . import walk
+from .copy_plan import CopyPlan, cached_plan, dense_in_order_of, dense_src_rows, plan_copy, tile_plan
 from .walk import carry, chunk, direct, in_parallel, seek
 from .half import (
     HALF_VIEW,
@@ -69,7 +67,7 @@ from .half import (
 )
 
 __all__ = [
-    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_dst_layout",
+    "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_dst_layout", "check_views",
     "bits_view", "typed_view", "bind",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
@@ -411,121 +409,6 @@ def tile_edge(itemsize: int) -> int:
     return min(128, max(32, 256 // itemsize))
 
 
-# ---------------------------------------------------------------------------
-# the dispatcher
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CopyPlan:
-    """The path ``copy_into`` takes and the integers its kernel receives."""
-
-    path: str  # "run" | "rows" | "blocks" | "tiled" | "general" | "convert_via_scratch"
-    args: tuple
-
-
-def plan_copy(dst_layout: Layout, src_layout: Layout, same_dtype: bool = True) -> CopyPlan:
-    """Choose the copy kernel.  The whole dispatch table of the copy family:
-
-    =========  ===========================================================  ==========================
-    path       when                                                         kernel
-    =========  ===========================================================  ==========================
-    run        same dtype, dst contiguous, src ``SingleBlock`` (or          one memmove, cut into
-               ``UniformBlocks`` whose rows abut)                           parallel chunks
-    rows       same dtype, dst contiguous, src ``UniformBlocks``; or src    copy2d: a memmove per row
-               dense and dst rows of one dense run each (cat's slices of    of block_len; src_stride
-               its output), runs at least ``BLOCK_MIN`` long                0 = broadcast fill
-    blocks     same dtype, dst contiguous, src ``MultipleBlocks`` with      a memmove per block, the
-               ``block_len >= BLOCK_MIN``                                   starts from an odometer
-    tiled      otherwise, on ``NdIter(dst, src)``'s merged dims, when src   tiled transpose of those
-               walks some dim faster than dst's innermost (``a.t()``, a     two dims, odometer over
-               permute that swaps the innermost dims, a transposed dst)     the others
-    general    everything else (short blocks, any dst layout whose          odometer over the merged
-               innermost dim src agrees with, broadcasts, conversions)      outer dims, inner run
-    =========  ===========================================================  ==========================
-
-    Conversions (``same_dtype=False``) take only general, which converts as it
-    stores (on dense operands NdIter merges everything into one run anyway);
-    where a same-dtype copy would tile, a conversion is ``convert_via_scratch``:
-    tiled into a scratch buffer of src's dtype in dst's memory order, then
-    converted by general.  Large work runs in parallel chunks (``nchunks``).
-    """
-    n = dst_layout.numel
-    if same_dtype and dst_layout.is_contiguous():
-        doff = dst_layout.offset
-        blocks = src_layout.strided_blocks()
-        if isinstance(blocks, SingleBlock):
-            return CopyPlan("run", (doff, blocks.start_offset, n))
-        if isinstance(blocks, UniformBlocks):
-            if blocks.src_stride == blocks.block_len:
-                return CopyPlan("run", (doff, blocks.start_offset, n))
-            return CopyPlan("rows", (doff, blocks.block_len, blocks.start_offset, blocks.src_stride,
-                                     blocks.count, blocks.block_len))
-        if isinstance(blocks, MultipleBlocks) and blocks.block_len >= BLOCK_MIN:
-            idx = blocks.block_start_index
-            return CopyPlan("blocks", (doff, idx.start_offset, idx.dims, idx.stride, blocks.block_len))
-    elif same_dtype and src_layout.is_contiguous():
-        rows = _dense_rows(dst_layout)
-        if rows is not None and rows[2] >= BLOCK_MIN:
-            count, drow, cols = rows
-            return _dense_src_rows(dst_layout.offset, drow, src_layout.offset, count, cols)
-    it, p = tile_plan(dst_layout, src_layout)
-    dstr, sstr = it.strides
-    doff, soff = it.offsets
-    if p is None:
-        return CopyPlan("general", (doff, dstr, soff, sstr, it.shape))
-    if not same_dtype:
-        return CopyPlan("convert_via_scratch", ())
-    q = it.ndim - 1
-    outer = [k for k in range(q) if k != p]
-    return CopyPlan("tiled", (
-        doff, tuple(dstr[k] for k in outer), dstr[p], dstr[q],
-        soff, tuple(sstr[k] for k in outer), sstr[p], sstr[q],
-        tuple(it.shape[k] for k in outer), it.shape[p], it.shape[q],
-    ))
-
-
-def _dense_src_rows(doff: int, drow: int, soff: int, rows: int, cols: int) -> CopyPlan:
-    """A dense src from ``soff`` into ``rows`` rows of ``cols`` elements, ``drow`` apart."""
-    return CopyPlan("rows", (doff, drow, soff, cols, rows, cols))
-
-
-def _dense_rows(layout: Layout) -> tuple[int, int, int] | None:
-    """(rows, row stride, row length) when ``layout`` is rows of one dense run each: at
-    most one dim of size > 1 outside its dense innermost run; else None."""
-    blocks = layout.strided_blocks()
-    if isinstance(blocks, SingleBlock):
-        return 1, blocks.len, blocks.len
-    if isinstance(blocks, UniformBlocks):
-        return blocks.count, blocks.src_stride, blocks.block_len
-    idx = blocks.block_start_index
-    outer = [(n, s) for n, s in zip(idx.dims, idx.stride) if n != 1]  # candle keeps size-1 dims there
-    return (*outer[0], blocks.block_len) if len(outer) == 1 else None
-
-
-def tile_plan(dst_layout: Layout, src_layout: Layout):
-    """NdIter's merged dims (in dst's memory order) and the src dim to tile against dst's innermost.
-
-    Returns ``(it, p)``: ``p`` is the merged dim with src's smallest nonzero
-    |stride| when that beats src's |stride| on dst's innermost dim, else None
-    (the two agree, or src repeats along dst's innermost dim)."""
-    it = NdIter(dst_layout, src_layout)
-    sstr = it.strides[1]
-    last = it.ndim - 1
-    q_src = abs(sstr[last])
-    cands = [k for k in range(last) if sstr[k] and abs(sstr[k]) < q_src]
-    if not cands:
-        return it, None
-    best = min(cands, key=lambda k: abs(sstr[k]))
-    if it.shape[best] < SHORT_P:
-        # Tile against a longer dim that src also walks faster than dst's innermost (the
-        # short one becomes an outer dim), as in cat's pieces of zeros(64,128,4).transpose(0,2).
-        longer = [k for k in cands if it.shape[k] >= SHORT_P]
-        if longer:
-            best = min(longer, key=lambda k: abs(sstr[k]))
-    return it, best
-
-
 def nchunks(units: int, numel: int) -> int:
     """How many parallel chunks to cut a copy's ``units`` into; below 2, run on this thread."""
     return walk.nchunks(units, numel, COPY_PARALLEL_MIN)
@@ -580,7 +463,7 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         check_conversion(op, dst.dtype, src.dtype)
         if src.dtype in WIDENED or dst.dtype in WIDENED:
             return _convert_16(dst, dst_layout, src, src_layout)
-    plan = _cached_plan(dst_layout, src_layout, same)
+    plan = cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         # Tile src's bits into a scratch buffer of its own dtype laid out in dst's
         # memory order (the same-dtype tiled kernel), then convert in that order.
@@ -627,7 +510,7 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     same = dst_dtype == src_dtype
     if not same and (src_dtype in WIDENED or dst_dtype in WIDENED or src_dtype.kind == "c"):
         return None  # copy_into's two-step conversions and refusals
-    plan = _cached_plan(dst_layout, src_layout, same)
+    plan = cached_plan(dst_layout, src_layout, same)
     if plan.path == "convert_via_scratch":
         return None
     # The dtypes the kernel sees: the moved bits of a same-dtype copy, the typed views of a
@@ -834,7 +717,7 @@ class ManyCopy:
                 raise StridedError(
                     f"{op}: {rows} rows of {cols} from {doff}, {drow} apart, do not fit a dst of {n_dst}"
                 )
-            plan = _dense_src_rows(doff, drow, soff, rows, cols)
+            plan = dense_src_rows(doff, drow, soff, rows, cols)
             rows_.append(_table_row(plan.path, plan.args, soff + n) if n else None)
         self = cls.__new__(cls)
         fast = [i for i, row in enumerate(rows_) if row is not None]
@@ -903,23 +786,6 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
         batched.append(i)
         rows.append(_plan_row(dl, sl, b))
     return tuple(batched), tuple(solo), tuple(rows)
-
-
-# Layouts are immutable and hashable: a loop that copies the same views again
-# (a model's step) skips the planning, which costs more than a small copy.
-_cached_plan = caches.lru("copy.plans", "dst layout, src layout, same dtype", 1024)(plan_copy)
-
-
-@caches.lru("copy.dense_in_order", "layout", 256)
-def dense_in_order_of(layout: Layout) -> Layout:
-    """A dense layout of ``layout``'s shape whose dims nest in ``layout``'s memory order."""
-    perm = NdIter(layout).perm  # outermost first
-    stride = [0] * layout.ndim
-    acc = 1
-    for d in reversed(perm):
-        stride[d] = acc
-        acc *= layout.shape[d]
-    return Layout(layout.shape, stride, 0)
 
 
 # Each ``_prep_*`` turns a plan's integers into ``run(dst, src)``: the kernel with its

@@ -88,11 +88,11 @@ from .common import (
     reach as _reach,
     writes_twice,
 )
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
-from ..threads import get_num_threads
+from ..core.threads import get_num_threads
 from .half import HALF_VIEW
 from .loops import kernel_set
 from .optable import OPS, on_new_op

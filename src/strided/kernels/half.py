@@ -17,7 +17,7 @@ lose bits.
 
 from __future__ import annotations
 
-from .. import threads as _threads  # noqa: F401  (before numba; common imports this module)
+from ..core import threads as _threads  # noqa: F401  (before numba; common imports this module)
 
 import ml_dtypes
 import numpy as np

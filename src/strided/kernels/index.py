@@ -31,8 +31,8 @@ from .common import DTYPES, check_buffer, check_layout  # (imports strided.threa
 import numpy as np
 from numba import njit, prange
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from .copy import bits_view, check_dst_layout, copy_run, nchunks

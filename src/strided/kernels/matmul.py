@@ -92,8 +92,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .. import caches, threads
-from ..errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
+from ..core import caches, threads
+from ..core.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
 from .walk import carry, chunk as chunk_of, direct, launch, seek
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 from . import scalar as S
 
 __all__ = [

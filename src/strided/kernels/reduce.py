@@ -66,10 +66,10 @@ from .common import (
     reach as _reach,
     writes_twice,
 )
-from .. import caches
-from ..errors import DTypeError
+from ..core import caches
+from ..core.errors import DTypeError
 from ..layout.layout import Layout
-from ..threads import get_num_threads
+from ..core.threads import get_num_threads
 from .half import HALF_VIEW, dec as _dec
 from .reduce_plan import (
     ARG_REDUCE_OPS,

@@ -15,8 +15,8 @@ from math import prod
 
 import numpy as np
 
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout
 from .common import CHUNKS_PER_THREAD, DTYPES, MAX_WIDTH, SPLIT_MIN, SPLIT_ROWS, writes_twice

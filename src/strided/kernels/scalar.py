@@ -41,8 +41,8 @@ import math
 
 import numpy as np
 
-from .. import caches
-from .. import threads as _threads  # noqa: F401  (before numba)
+from ..core import caches
+from ..core import threads as _threads  # noqa: F401  (before numba)
 
 from numba.extending import register_jitable
 

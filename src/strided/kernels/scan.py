@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import Layout
 from .sort import check_lines, plan_lines
 from .walk import carry, chunk, launch, nchunks, seek

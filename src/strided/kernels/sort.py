@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout, writes_twice
-from .. import caches
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core import caches
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from .walk import carry, chunk, launch, nchunks, seek

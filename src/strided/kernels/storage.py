@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import StridedError
-from ..storage import Storage, alloc as _pool_alloc, wrap
+from ..core.errors import StridedError
+from ..core.storage import Storage, alloc as _pool_alloc, wrap
 
 __all__ = ["alloc", "allocator", "from_host", "pointer", "synchronize"]
 

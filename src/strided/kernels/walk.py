@@ -19,7 +19,7 @@ kernel's whole run, even for one chunk.
 from __future__ import annotations
 
 from .common import CHUNKS_PER_THREAD
-from ..threads import get_num_threads, parallel_guard
+from ..core.threads import get_num_threads, parallel_guard
 
 import numba  # numba comes after strided.threads
 from numba.extending import overload, register_jitable

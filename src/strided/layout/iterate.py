@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Iterator
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from .layout import Layout
 
 

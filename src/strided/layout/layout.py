@@ -16,7 +16,7 @@ import operator
 from functools import lru_cache
 from math import prod
 
-from ..errors import ShapeError, StridedIndexError
+from ..core.errors import ShapeError, StridedIndexError
 
 
 def _as_int(op: str, what: str, value) -> int:

@@ -14,7 +14,7 @@ its ``axis``, whose window dims come last in the order of ``axis``;
 
 from __future__ import annotations
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from .layout import Layout, as_int_tuple, norm_dim
 
 __all__ = ["unfold", "window_axes"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..creation import as_tensor_like, from_numpy
-from ..dtype import bool_ as BOOL, i64 as I64
-from ..errors import StridedError, StridedIndexError
+from ..core.dtype import bool_ as BOOL, i64 as I64
+from ..core.errors import StridedError, StridedIndexError
 from ..kernels.optable import NOT_DIFFERENTIABLE as OP_NOT_DIFFERENTIABLE, on_new_op
 from ..tensor import Tensor
 from . import composite, elementwise, grad
@@ -87,7 +87,7 @@ _LINALG = []  # strided.linalg, once loaded: it loads BLAS, so only when a produ
 
 def _matmul(a, b, promote: bool = True):
     if not _LINALG:
-        from .. import linalg
+        from . import linalg
 
         _LINALG.append(linalg.matmul)
     return _LINALG[0](a, b, promote=promote)

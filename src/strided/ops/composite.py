@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import DTypeError
+from ..core.errors import DTypeError
 from ..layout.layout import norm_dim
 from .elementwise import binary, where
 from .reduce import reduce, reduce_dims

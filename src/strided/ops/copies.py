@@ -14,16 +14,16 @@ import numbers
 
 import numpy as np
 
-from .. import caches
-from .. import dtype as dt
+from ..core import caches
+from ..core import dtype as dt
 from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import from_numpy, tensor
 from ..devices import to_device
-from ..dtype import DType
-from ..errors import ShapeError, StridedError, TooHardError
+from ..core.dtype import DType
+from ..core.errors import ShapeError, StridedError, TooHardError
 from ..layout import Layout
 from ..layout.analysis import is_non_overlapping, overlaps
-from ..storage import wrap
+from ..core.storage import wrap
 from ..tensor import Op, Tensor, same_buffer, trace_hook
 from .kept import Kept
 

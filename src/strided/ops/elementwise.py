@@ -22,16 +22,16 @@ import numbers
 
 import numpy as np
 
-from .. import caches
-from .. import dtype as dt
+from ..core import caches
+from ..core import dtype as dt
 from ..backend import BACKENDS, HOST, alloc_on, common_device
 from ..creation import full
-from ..dtype import DType
-from ..errors import DTypeError, StridedError
+from ..core.dtype import DType
+from ..core.errors import DTypeError, StridedError
 from ..interop import NotNumeric, operand
 from ..layout import Layout
 from ..layout.layout import broadcast_shapes
-from ..storage import wrap
+from ..core.storage import wrap
 from ..tensor import Op, Tensor, record, trace_hook
 from .copies import to_dtype
 from .kept import Kept

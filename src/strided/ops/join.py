@@ -7,14 +7,13 @@ from math import prod
 
 import numpy as np
 
-from .. import caches
-from .. import dtype as dt
+from ..core import caches
+from ..core import dtype as dt
 from ..backend import BACKENDS, alloc_on, common_device
 from ..creation import empty
-from ..errors import DTypeError, ShapeError, StridedError, StridedIndexError
+from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexError
 from ..layout import Layout
 from ..layout.layout import norm_dim
-
 from ..tensor import Op, Tensor, record, tracked
 from .kept import Kept
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import caches
-from .. import dtype as dt
+from ..core import caches
+from ..core import dtype as dt
 from ..backend import BACKENDS
 from ..creation import empty
-from ..errors import DTypeError, ShapeError, StridedIndexError
+from ..core.errors import DTypeError, ShapeError, StridedIndexError
 from ..layout.layout import norm_dim
-
 from ..tensor import Tensor, fresh, record, trace_hook
 from .copies import to_dtype
 from .elementwise import binary

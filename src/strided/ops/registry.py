@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import StridedError
+from ..core.errors import StridedError
 
 FAMILIES = ("unary", "binary", "where", "reduce", "arg_reduce", "matmul", "cat", "index_select", "view", "copy",
             "sort", "scan", "fused")

@@ -10,10 +10,10 @@ of x raises, naming the op, rather than give NaNs).
 
 from __future__ import annotations
 
-from .. import dtype as dt
+from ..core import dtype as dt
 from ..backend import BACKENDS
 from ..creation import empty
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import norm_dim
 from ..tensor import Tensor, record
 from .copies import to_dtype

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtype as dt
+from ..core import dtype as dt
 from ..backend import BACKENDS
 from ..creation import arange, empty, full
-from ..errors import DTypeError, ShapeError, StridedError
+from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import norm_dim
 from ..tensor import Tensor, record
 from .copies import to_dtype

@@ -10,7 +10,7 @@ element that appears in three windows gets the sum of the three gradients.
 from __future__ import annotations
 
 from ..creation import expect_tensor
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from ..layout import windows
 from ..tensor import Tensor
 

@@ -3,7 +3,7 @@ layouts, which the simulator runs (the speed part needs a GPU)."""
 
 from __future__ import annotations
 
-from strided.bench import cuda_bench
+from strided.cli.bench import cuda_bench
 from strided.cli import main
 
 

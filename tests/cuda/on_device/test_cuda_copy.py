@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 import strided as sd
 from strided.cuda import copy as cuda_copy
 from strided.cuda.storage import CudaStorage
-from strided.dtype import from_numpy_dtype
+from strided.core.dtype import from_numpy_dtype
 from strided.kernels.copy import plan_copy
 from strided.layout import Layout
 from strided.ops import binary, unary

@@ -158,6 +158,44 @@ def overhead_cases() -> list[Case]:
     return [Case("per-op overhead", "4-element add", "4", make, calls=_OVERHEAD_CALLS)]
 
 
+def network_data():
+    """Seed 004's network: a 64x256 input and three 256->256 layers, (weights, zero bias)."""
+    rng = np.random.default_rng(2)
+    x_np = rng.standard_normal((64, 256), dtype=np.float32)
+    return x_np, [(rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32))
+                  for _ in range(3)]
+
+
+def numpy_network(x_np, layers, passes: int):
+    """NumPy's forward passes of the network (relu(h @ w.T + b) per layer)."""
+    def run_np():
+        for _ in range(passes):
+            h = x_np
+            for w, b in layers:
+                h = np.maximum(h @ w.T + b, 0)
+        return h
+
+    return run_np
+
+
+def torch_network(torch, x_np, layers, passes: int, tracked: bool, backward: bool = False):
+    """PyTorch's passes of the network; ``tracked`` records the graph, ``backward`` also runs it."""
+    theirs = [(torch.from_numpy(w).requires_grad_(tracked), torch.from_numpy(b).requires_grad_(tracked))
+              for w, b in layers]
+    xt = torch.from_numpy(x_np)
+
+    def run_torch():
+        for _ in range(passes):
+            h = xt
+            for w, b in theirs:
+                h = torch.relu(h.matmul(w.t()) + b)
+            if backward:
+                h.sum().backward()
+        return h
+
+    return run_torch
+
+
 def graph_cases(quick: bool = False) -> list[Case]:
     """Seed 004's small network: three 256->256 layers with ReLU, batch 64, 200 forward passes,
     with plain weights and with tracked weights (the graph is recorded and kept)."""
@@ -168,10 +206,7 @@ def graph_cases(quick: bool = False) -> list[Case]:
     cases = []
     for tracked in (False, True):
         def make(tracked=tracked):
-            rng = np.random.default_rng(2)
-            x_np = rng.standard_normal((64, 256), dtype=np.float32)
-            ws = [(rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32))
-                  for _ in range(3)]
+            x_np, ws = network_data()
             wrap = sd.Var if tracked else sd.from_numpy
             ours = [(wrap(w), wrap(b)) for w, b in ws]
             x = sd.from_numpy(x_np)
@@ -187,27 +222,9 @@ def graph_cases(quick: bool = False) -> list[Case]:
 
             fns = {"strided": run_ours}
             if not tracked:
-                def run_np():
-                    for _ in range(passes):
-                        h = x_np
-                        for w, b in ws:
-                            h = np.maximum(h @ w.T + b, 0)
-                    return h
-
-                fns["numpy"] = run_np
+                fns["numpy"] = numpy_network(x_np, ws, passes)
             if torch is not None:
-                theirs = [(torch.from_numpy(w).requires_grad_(tracked), torch.from_numpy(b).requires_grad_(tracked))
-                          for w, b in ws]
-                xt = torch.from_numpy(x_np)
-
-                def run_torch():
-                    for _ in range(passes):
-                        h = xt
-                        for w, b in theirs:
-                            h = torch.relu(h.matmul(w.t()) + b)
-                    return h
-
-                fns["torch"] = run_torch
+                fns["torch"] = torch_network(torch, x_np, ws, passes, tracked)
             return fns
 
         label = "Var weights, graph kept" if tracked else "plain tensors"

@@ -56,7 +56,7 @@ def torch_or_none():
         import torch
     except Exception:
         return None
-    from ..threads import get_num_threads
+    from ...core.threads import get_num_threads
 
     if torch.get_num_threads() != get_num_threads():
         torch.set_num_threads(get_num_threads())
@@ -166,6 +166,38 @@ def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None 
                     for name, secs in row["seconds"].items():
                         found.setdefault((row["group"], row["case"], row["size"]), {}).setdefault(name, []).append(secs)
     return found
+
+
+def time_here(cases: list, rounds: int, per_block: int, budget_s: float, progress: bool = True) -> None:
+    """Time every case in this process (``run_case``), a progress bar on stderr."""
+    bar = Progress(len(cases), enabled=progress)
+    for case in cases:
+        run_case(case, rounds, per_block, budget_s)
+        bar.step(f"{case.name} {case.size}")
+    bar.close()
+
+
+def time_cases(cases: list, argv: list[str], rounds: int, per_block: int, budget_s: float, one_process: bool,
+               alternations: int) -> str:
+    """Time ``cases`` in this process (``one_process``, or in a child run for the library ``ONLY``
+    names), else each library in its own processes (``python -m strided bench *argv``), merged
+    into ``cases``; says how, for the report."""
+    if one_process or ONLY is not None:
+        time_here(cases, rounds, per_block, budget_s, progress=ONLY is None)
+        return "all libraries in this process" if ONLY is None else f"{ONLY} alone"
+    merge(cases, in_processes(argv, alternations))
+    return f"each library in its own process, {alternations} alternating runs"
+
+
+def save(cases: list, json_path: str | None, rows: Callable, plot_path: str | None, draw: Callable) -> int:
+    """The end of a bench run: its rows as JSON (``rows(cases)``) and its plot (``draw(cases,
+    path)``), each where the command line asked for it; the exit status."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(rows(cases), f, indent=1)
+    if plot_path:
+        draw(cases, plot_path)
+    return 0
 
 
 def merge(cases: list[Case], found: dict) -> None:

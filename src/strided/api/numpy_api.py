@@ -24,15 +24,15 @@ import importlib
 import numpy as np
 
 from . import array_api as xp
-from . import caches
-from . import dtype as dt
+from ..core import caches
+from ..core import dtype as dt
 from . import numpy_fallback
-from .creation import empty, ones, zeros
-from .errors import DTypeError, StridedError
-from .kernels.optable import on_new_op
-from .ops import elementwise as _ops
-from .ops import index_select, unique
-from .tensor import Tensor
+from ..creation import empty, ones, zeros
+from ..core.errors import DTypeError, StridedError
+from ..kernels.optable import on_new_op
+from ..ops import elementwise as _ops
+from ..ops import index_select, unique
+from ..tensor import Tensor
 
 __all__ = ["UFUNCS", "FUNCTIONS", "implemented"]
 
@@ -42,7 +42,7 @@ _NO = object()  # "not passed", for NumPy keywords strided does not take
 
 def _linalg():
     # strided.linalg loads BLAS: only when a product is asked for.
-    return importlib.import_module("strided.linalg")
+    return importlib.import_module("strided.api.linalg_api")
 
 
 def _operand(x):

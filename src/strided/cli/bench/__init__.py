@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import time
 
-from .harness import ONLY, Progress, in_processes, merge, plot, pyplot, run_case, table, to_json
+from .harness import plot, pyplot, save, table, time_cases, to_json
 
 
 def collect(quick: bool):
@@ -32,23 +31,9 @@ def main(quick: bool = False, json_path: str | None = None, plot_path: str | Non
         all_cases = [c for c in all_cases if only.lower() in (c.group + " " + c.name).lower()]
     rounds, per_block, budget = (3, 3, 1.5) if quick else (5, 5, 6.0)
     t0 = time.perf_counter()
-    if one_process or ONLY is not None:
-        progress = Progress(len(all_cases), enabled=ONLY is None)
-        for case in all_cases:
-            run_case(case, rounds, per_block, budget)
-            progress.step(f"{case.name} {case.size}")
-        progress.close()
-        how = "all libraries in this process" if ONLY is None else f"{ONLY} alone"
-    else:
-        argv = (["--quick"] if quick else []) + (["--only", only] if only else [])
-        merge(all_cases, in_processes(argv, alternations))
-        how = f"each library in its own process, medians of {alternations} alternating runs"
+    argv = (["--quick"] if quick else []) + (["--only", only] if only else [])
+    how = time_cases(all_cases, argv, rounds, per_block, budget, one_process, alternations)
     print(table(all_cases))
     print(f"\n{len(all_cases)} cases in {time.perf_counter() - t0:.1f} s ({how}); ratios are strided's median "
           "over the peer's (lower is better).")
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(to_json(all_cases), f, indent=1)
-    if plot_path:
-        plot(all_cases, plot_path)
-    return 0
+    return save(all_cases, json_path, to_json, plot_path, plot)

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return stubs_main(check=args.check)
     if args.command == "threads":
-        from .threads import pools_report
+        from ..core.threads import pools_report
 
         print(pools_report())
         return 0
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _show(args) -> int:
     from . import show
-    from .errors import StridedError
+    from ..core.errors import StridedError
 
     try:
         if args.tv:
@@ -119,7 +119,7 @@ def _show(args) -> int:
         layout = show.parse_layout(args.layout)
         print(show.ascii_grid(layout))
         if not hasattr(layout, "size"):  # a flat layout: say what the analysis sees
-            from .printing import describe
+            from ..printing import describe
 
             print(describe(layout, buffer_len=args.buffer))
         colour = args.colour or ("bank" if show.is_swizzled(layout) else "offset")
@@ -144,7 +144,7 @@ def _show(args) -> int:
 
 
 def _show_tv(show, args) -> int:
-    from .cute import picture
+    from ..cute import picture
 
     tiler, tv = show.tv_layout(args.layout, args.tv)
     print(show.tv_text(tiler, tv), end="")

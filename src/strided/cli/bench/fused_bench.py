@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .cases import network_data, numpy_network, torch_network
 from .harness import ONLY, Case, in_processes, run_case
 
 LIBS = ("strided", "fused", "numpy", "numexpr", "torch", "torch.compile")
@@ -182,11 +183,8 @@ def network_cases(passes: int = 200) -> list:
     cases = []
     for tracked in (False, True):
         def make(tracked=tracked):
-            rng = np.random.default_rng(2)
-            x_np = rng.standard_normal((64, 256), dtype=np.float32)
-            ws = []
-            for _ in range(3):
-                ws += [rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32)]
+            x_np, layers = network_data()
+            ws = [a for layer in layers for a in layer]  # w1, b1, w2, b2, w3, b3: net's arguments
             fns = {}
             if ONLY in (None, "strided", "fused"):
                 wrap = sd.Var if tracked else sd.from_numpy
@@ -209,29 +207,10 @@ def network_cases(passes: int = 200) -> list:
                 _FIRST[("network", tracked, "fused")] = time.perf_counter() - t0
                 fns["fused"] = run(fused)
             if ONLY in (None, "numpy") and not tracked:
-                def run_np():
-                    for _ in range(passes):
-                        h = x_np
-                        for w, b in zip(ws[::2], ws[1::2]):
-                            h = np.maximum(h @ w.T + b, 0)
-                    return h
-
-                fns["numpy"] = run_np
+                fns["numpy"] = numpy_network(x_np, layers, passes)
             torch = _torch()
             if torch is not None and ONLY in (None, "torch"):
-                tw = [torch.from_numpy(w).requires_grad_(tracked) for w in ws]
-                xt = torch.from_numpy(x_np)
-
-                def run_torch():
-                    for _ in range(passes):
-                        h = xt
-                        for w, b in zip(tw[::2], tw[1::2]):
-                            h = torch.relu(h.matmul(w.t()) + b)
-                        if tracked:
-                            h.sum().backward()
-                    return h
-
-                fns["torch"] = run_torch
+                fns["torch"] = torch_network(torch, x_np, layers, passes, tracked, backward=tracked)
             return fns
 
         label = "Var weights, forward and backward" if tracked else "plain tensors, forward"

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as dt
-from .creation import from_numpy
-from .errors import DTypeError, StridedError, StridedIndexError, TooHardError
-from .layout import Layout
-from .layout.analysis import is_non_overlapping
-from .tensor import Tensor
+from ..core import dtype as dt
+from ..creation import from_numpy
+from ..core.errors import DTypeError, StridedError, StridedIndexError, TooHardError
+from ..layout import Layout
+from ..layout.analysis import is_non_overlapping
+from ..tensor import Tensor
 
 __all__ = ["run", "REFUSED", "NumPyTypeError", "NumPyAxisError", "NumPyLinAlgError", "NumPyFloatingPointError"]
 

@@ -1,6 +1,6 @@
 """``python -m strided bench --threads``: do the thread pools in a process stall each other?
 
-Three checks, each in fresh processes (``python -m strided.bench.pools PART LIB``), so that
+Three checks, each in fresh processes (``python -m strided.cli.bench.pools PART LIB``), so that
 import order and pool state are known:
 
 * handoff, strided alone: each of four ops (a 1024^2 matmul, a 512^2 add, a 1024^2 row sum,
@@ -169,7 +169,7 @@ def network(lib: str, reps: int = 30) -> float:
 
 
 def _child(part: str, arg: str) -> dict | float:
-    out = subprocess.run([sys.executable, "-m", "strided.bench.pools", part, arg], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "strided.cli.bench.pools", part, arg], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"bench --threads: the {part} {arg} process failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -193,7 +193,7 @@ def _handoff_table(title: str, got: dict, target: float) -> tuple[list[str], flo
 
 def main(quick: bool = False) -> int:
     from .harness import libraries
-    from ..threads import pools_report
+    from ...core.threads import pools_report
 
     lines, _ = _handoff_table("Handoff, strided alone", _child("handoff", "alone"), HANDOFF_ALONE)
     libs = libraries()

@@ -14,8 +14,8 @@ import glob
 import os
 import time
 
-from .layout import Layout
-from .printing import format_blocks, format_list
+from ..layout import Layout
+from ..printing import format_blocks, format_list
 
 
 def format_layout_row(name: str, lay: Layout) -> str:
@@ -64,7 +64,7 @@ def tour_layouts() -> None:
 
 
 def tour_ravel() -> None:
-    from . import cute
+    from .. import cute
 
     section(
         "seed 001: ravel and unravel on a [2,2,2] tensor",
@@ -83,7 +83,7 @@ def tour_ravel() -> None:
 
 
 def tour_cute() -> None:
-    from . import cute
+    from .. import cute
 
     section(
         "seed 002: one-dimensional CuTe layouts (figures 1-4)",
@@ -175,7 +175,7 @@ def tour_matmul() -> None:
 
 
 def tour_cann() -> None:
-    from .layout import Layout
+    from ..layout import Layout
 
     section(
         "seed 003: CANN's two non-contiguous views of a 10x10 buffer",
@@ -266,7 +266,7 @@ def tour_graph() -> None:
 
 
 def tour_threads() -> None:
-    from . import threads
+    from ..core import threads
 
     section(
         "seed 004: threads",
@@ -291,7 +291,7 @@ SECTIONS = [tour_layouts, tour_rank_limit, tour_matmul, tour_ravel, tour_cute, t
 
 def kernels_cached() -> bool:
     """Whether numba's cache already holds strided's kernels (so nothing compiles this run)."""
-    from . import kernels
+    from .. import kernels
 
     if os.environ.get("NUMBA_CACHE_DIR"):  # numba then caches there and only there
         pattern = os.path.join(os.environ["NUMBA_CACHE_DIR"], "kernels_*", "elementwise.*.nbi")

@@ -103,7 +103,7 @@ def tensor_stub() -> str:
     return "\n".join(lines) + "\n"
 
 
-STUB = Path(__file__).resolve().parent / "tensor.pyi"
+STUB = Path(__file__).resolve().parent.parent / "tensor.pyi"  # at the package root, beside tensor.py
 
 
 def main(check: bool = False) -> int:

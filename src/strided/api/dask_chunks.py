@@ -22,9 +22,9 @@ import threading
 import numpy as np
 
 from . import array_api as xp
-from . import dtype as dt
-from .creation import empty
-from .tensor import Tensor
+from ..core import dtype as dt
+from ..creation import empty
+from ..tensor import Tensor
 
 __all__ = ["register", "registered", "tokenize"]
 
@@ -74,7 +74,7 @@ def _concatenate(arrays, axis=0):
 
 
 def _tensordot(a, b, axes=2):
-    return importlib.import_module("strided.linalg").tensordot(xp.asarray(a), xp.asarray(b), axes=axes)
+    return importlib.import_module("strided.api.linalg_api").tensordot(xp.asarray(a), xp.asarray(b), axes=axes)
 
 
 def _empty(shape, dtype=None, **kwargs):

@@ -8,7 +8,7 @@ writing into a preallocated ``out=`` laid out as ours ("out=").  Each library
 is timed in blocks of calls with a short pause between blocks, rotating the
 order, and the median call is reported.
 
-    PYTHONPATH=src python -m strided.bench.elementwise_bench [--threads N] [n ...]
+    PYTHONPATH=src python -m strided.cli.bench.elementwise_bench [--threads N] [n ...]
 
 ``--threads 1`` compares single-threaded kernels (ours, NumPy, PyTorch with
 one thread): on a shared machine this is the steadier measure of the loops
@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from ..kernels import elementwise as ew
-from ..kernels import reduce as red
-from ..layout import Layout
-from ..threads import get_num_threads
+from ...kernels import elementwise as ew
+from ...kernels import reduce as red
+from ...layout import Layout
+from ...core.threads import get_num_threads
 from .harness import torch_or_none
 
 
@@ -153,7 +153,7 @@ def run(sizes=(1024, 2048, 4096), rounds: int = 5, per_block: int | None = None,
     writing into ``out=``: kernel against kernel.  ``threads`` sets strided's
     and PyTorch's thread count for the run (restored afterwards).
     """
-    from .. import threads as _threads
+    from ...core import threads as _threads
 
     saved = _threads.get_num_threads()
     if threads:

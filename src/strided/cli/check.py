@@ -24,7 +24,7 @@ import json
 import re
 from math import prod
 
-from .errors import ShapeError, StridedError
+from ..core.errors import ShapeError, StridedError
 
 __all__ = ["check", "parse_op", "format_report", "LIBRARIES", "main"]
 
@@ -85,8 +85,8 @@ def _parse(text):
 
 def _flat(layout):
     """The flat layout a tensor library sees: a CuTe layout's flattening at offset 0."""
-    from .cute import ComposedLayout
-    from .layout import Layout
+    from ..cute import ComposedLayout
+    from ..layout import Layout
 
     if isinstance(layout, ComposedLayout):
         raise ShapeError(
@@ -137,13 +137,13 @@ def _merged_rank(layouts) -> int:
 
 
 def _blocks_text(lay) -> str:
-    from .printing import format_blocks
+    from ..printing import format_blocks
 
     return format_blocks(lay.strided_blocks())
 
 
 def _candle_copy_path(lay) -> str:
-    from .layout import MultipleBlocks, SingleBlock, UniformBlocks
+    from ..layout import MultipleBlocks, SingleBlock, UniformBlocks
 
     b = lay.strided_blocks()
     if isinstance(b, SingleBlock):
@@ -209,7 +209,7 @@ def _flat_cute_text(lay) -> str:
 
 def _cute_of(lay):
     """The CuTe layout of a flat one, modes reversed: CuTe's index i walks the flat row-major order."""
-    from . import cute
+    from .. import cute
 
     return cute.Layout(tuple(reversed(lay.shape)) or 1, tuple(reversed(lay.stride)) or 0)
 
@@ -241,7 +241,7 @@ def _op_contiguous(lay, neg) -> dict:
                 else "a TensorIterator copy into a new row-major tensor"),
             ANCHORS + ": PyTorch 2.x",
         )
-    from . import cute
+    from .. import cute
 
     co = cute.coalesce(_cute_of(lay))
     compact = _is_compact(co)
@@ -295,7 +295,7 @@ def _op_reshape(lay, shape, neg) -> dict:
             "(at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.'",
             ANCHORS + ": PyTorch 2.x (computeStride)",
         )
-    from . import cute
+    from .. import cute
 
     try:
         target = cute.Layout(tuple(reversed(shape)) or 1)
@@ -401,7 +401,7 @@ def _op_as_strided(lay, n, neg) -> dict:
 
 
 def _op_elementwise(lay, other, neg) -> dict:
-    from .layout.layout import broadcast_shapes
+    from ..layout.layout import broadcast_shapes
 
     out = {}
     try:
@@ -516,7 +516,7 @@ def check(layout_text: str, op: str | None = None) -> dict:
     if not isinstance(layout_text, str):
         raise ShapeError(f"check: expected layout text, got {layout_text!r}")
     parsed = _parse(layout_text)
-    from .cute import Layout as CuteLayout
+    from ..cute import Layout as CuteLayout
 
     cute_text = str(parsed) if isinstance(parsed, CuteLayout) else None
     lay = _flat(parsed)

@@ -8,7 +8,7 @@ b.t().contiguous() (the copy the seed shows to be a net loss), a narrowed rhs
 and the median (and the best) is kept: the first run of anything pays warm-up,
 and a noisy machine drifts.
 
-    PYTHONPATH=src python -m strided.bench.matmul_bench [--quick]
+    PYTHONPATH=src python -m strided.cli.bench.matmul_bench [--quick]
 """
 
 from __future__ import annotations

@@ -24,13 +24,13 @@ import numbers
 
 import numpy as np
 
-from . import dtype as dt
+from ..core import dtype as dt
 from .array_api import roll
-from .creation import check_device, expect_tensor, from_numpy, int_arg, placed
-from .errors import DTypeError, ShapeError, StridedError
-from .layout.layout import as_int_tuple, norm_dim
-from .storage import check_size
-from .tensor import Tensor
+from ..creation import check_device, expect_tensor, from_numpy, int_arg, placed
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..layout.layout import as_int_tuple, norm_dim
+from ..core.storage import check_size
+from ..tensor import Tensor
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -130,44 +130,32 @@ def _many_axes(op: str, fn, x, s, axes, norm, real_in: bool, real_out: bool) -> 
     return _run(op, fn, _host(x), want.real if real_out else want, **kwargs)
 
 
-def fft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("fft", np.fft.fft, x, n, axis, norm, False, False)
+def _transform(name: str, real_in: bool, real_out: bool, many: bool):
+    """The standard's ``fft.<name>``: NumPy's ``numpy.fft.<name>`` on the host, over one axis
+    (``n``, ``axis``) or several (``s``, ``axes``), with the checks of ``_one_axis`` or
+    ``_many_axes``; ``real_in``: the input is real, ``real_out``: the result is."""
+    np_fn = getattr(np.fft, name)
+    if many:
+        def fn(x, /, *, s=None, axes=None, norm: str = "backward") -> Tensor:
+            return _many_axes(name, np_fn, x, s, axes, norm, real_in, real_out)
+    else:
+        def fn(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
+            return _one_axis(name, np_fn, x, n, axis, norm, real_in, real_out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The standard's ``fft.{name}`` (``numpy.fft.{name}`` on the host)."
+    return fn
 
 
-def ifft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("ifft", np.fft.ifft, x, n, axis, norm, False, False)
-
-
-def rfft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("rfft", np.fft.rfft, x, n, axis, norm, True, False)
-
-
-def irfft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("irfft", np.fft.irfft, x, n, axis, norm, False, True)
-
-
-def hfft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("hfft", np.fft.hfft, x, n, axis, norm, False, True)
-
-
-def ihfft(x, /, *, n=None, axis: int = -1, norm: str = "backward") -> Tensor:
-    return _one_axis("ihfft", np.fft.ihfft, x, n, axis, norm, True, False)
-
-
-def fftn(x, /, *, s=None, axes=None, norm: str = "backward") -> Tensor:
-    return _many_axes("fftn", np.fft.fftn, x, s, axes, norm, False, False)
-
-
-def ifftn(x, /, *, s=None, axes=None, norm: str = "backward") -> Tensor:
-    return _many_axes("ifftn", np.fft.ifftn, x, s, axes, norm, False, False)
-
-
-def rfftn(x, /, *, s=None, axes=None, norm: str = "backward") -> Tensor:
-    return _many_axes("rfftn", np.fft.rfftn, x, s, axes, norm, True, False)
-
-
-def irfftn(x, /, *, s=None, axes=None, norm: str = "backward") -> Tensor:
-    return _many_axes("irfftn", np.fft.irfftn, x, s, axes, norm, False, True)
+fft = _transform("fft", False, False, many=False)
+ifft = _transform("ifft", False, False, many=False)
+rfft = _transform("rfft", True, False, many=False)
+irfft = _transform("irfft", False, True, many=False)
+hfft = _transform("hfft", False, True, many=False)
+ihfft = _transform("ihfft", True, False, many=False)
+fftn = _transform("fftn", False, False, many=True)
+ifftn = _transform("ifftn", False, False, many=True)
+rfftn = _transform("rfftn", True, False, many=True)
+irfftn = _transform("irfftn", False, True, many=True)
 
 
 def _freq(op: str, fn, n, d, dtype, device) -> Tensor:

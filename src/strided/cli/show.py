@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 
-from .cute import picture
-from .cute.int_tuple import Static, format_int_tuple, is_tuple
-from .cute.layout import Layout as CuteLayout
-from .cute.layout import grid_text
-from .cute.swizzle import ComposedLayout, Swizzle
-from .errors import ShapeError, StridedError
+from ..cute import picture
+from ..cute.int_tuple import Static, format_int_tuple, is_tuple
+from ..cute.layout import Layout as CuteLayout
+from ..cute.layout import grid_text
+from ..cute.swizzle import ComposedLayout, Swizzle
+from ..core.errors import ShapeError, StridedError
 
 __all__ = ["parse_layout", "layout_text", "ascii_grid", "svg", "tikz", "png", "tv_layout", "tv_text"]
 
@@ -164,7 +164,7 @@ def _flat_from_text(text, shape, stride, offset):
         )
     if isinstance(offset, Static):
         raise ShapeError(f"parse_layout: the offset of flat text is a plain int, got {offset} in {text!r}")
-    from .layout.layout import Layout as FlatLayout  # the flat layer, loaded on demand
+    from ..layout.layout import Layout as FlatLayout  # the flat layer, loaded on demand
 
     return FlatLayout(flat(shape, "shape"), flat(stride, "stride"), int(offset))
 
@@ -182,7 +182,7 @@ def is_swizzled(layout) -> bool:
 
 def bank_summary(layout, element_bytes: int = 4) -> str:
     """What a warp reading one row or one column of a rank-2 cute layout costs in wavefronts."""
-    from .cute.memory import bank_conflicts
+    from ..cute.memory import bank_conflicts
 
     layout = _layout(layout)
     if not isinstance(layout, (CuteLayout, ComposedLayout)) or layout.rank != 2:
@@ -198,7 +198,7 @@ def bank_summary(layout, element_bytes: int = 4) -> str:
 
 def tv_layout(thr_text, val_text):
     """``make_layout_tv`` of two layout texts (threads, values per thread)."""
-    from .cute.tv import make_layout_tv
+    from ..cute.tv import make_layout_tv
 
     thr, val = parse_layout(thr_text), parse_layout(val_text)
     return make_layout_tv(thr, val)
@@ -206,7 +206,7 @@ def tv_layout(thr_text, val_text):
 
 def tv_text(tiler_mn, layout_tv) -> str:
     """The tile of a TV layout as text: ``T<thread>V<value>`` per cell, rows by columns."""
-    from .cute.tv import tv_grid
+    from ..cute.tv import tv_grid
 
     cells = tv_grid(tiler_mn, layout_tv)
     rows, cols = tiler_mn

@@ -1,7 +1,8 @@
 """The Array API's ``linalg`` extension beyond ``matmul``: products built from views and
 matmul, and the decompositions, which LAPACK computes.
 
-``strided.linalg`` re-exports these beside its own ``matmul``.  The decompositions go
+This module is ``strided.linalg``, the standard's namespace, with ``matmul`` from the op
+layer (``strided.ops.linalg``, matmul's shape and dtype rules).  The decompositions go
 through NumPy's LAPACK: the operand is read as a NumPy view of its buffer (any layout;
 NumPy packs it for LAPACK, which needs that copy anyway) and the results come back as
 tensors over NumPy's output buffers.  Complex operands take the same paths (LAPACK's
@@ -10,8 +11,7 @@ matrix, log |det|) comes back in the real dtype of their precision.  Products
 (``tensordot``, ``vecdot``, ``outer``) are views and ``@``; ``matrix_transpose`` and
 ``diagonal`` are views.
 
-This module reaches matmul through the ``@`` operator (installed on Tensor by the op
-layer), so it imports nothing above the tensor layer and ``strided.linalg`` can import it.
+The products reach matmul through the ``@`` operator (installed on Tensor by the op layer).
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import dtype as dt
-from .creation import empty, expect_tensor, from_numpy, int_arg
-from .errors import DTypeError, ShapeError, StridedError
-from .layout.layout import as_int_tuple, norm_dim
-from .tensor import Tensor, as_strided
+from ..core import dtype as dt
+from ..creation import empty, expect_tensor, from_numpy, int_arg
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..layout.layout import as_int_tuple, norm_dim
+from ..ops.linalg import matmul, stats  # noqa: F401  (stats: operands read in place / packed, for tests)
+from ..tensor import Tensor, as_strided
 
 __all__ = [
-    "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace", "cross", "cholesky", "det", "slogdet",
-    "eigh", "eigvalsh", "inv", "pinv", "solve", "qr", "svd", "svdvals", "matrix_rank", "matrix_power",
+    "matmul", "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace", "cross", "cholesky", "det",
+    "slogdet", "eigh", "eigvalsh", "inv", "pinv", "solve", "qr", "svd", "svdvals", "matrix_rank", "matrix_power",
     "matrix_norm", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]
 

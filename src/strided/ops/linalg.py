@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import caches
-from . import dtype as dt
-from .backend import BACKENDS, alloc_on, common_device
-from .dtype import DType
-from .errors import DTypeError, ShapeError, StridedError
-from .kernels.matmul import stats  # noqa: F401  (operands read in place / packed, for tests)
-from .layout import Layout
-from .layout.layout import broadcast_shapes, contiguous_layout
-from .storage import alloc
-from .creation import from_numpy
-from .ops.kept import Kept
-from .tensor import Op, Tensor, trace_hook, tracked as _tracked
+from ..core import caches
+from ..core import dtype as dt
+from ..backend import BACKENDS, alloc_on, common_device
+from ..core.dtype import DType
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..kernels.matmul import stats  # noqa: F401  (operands read in place / packed, for tests)
+from ..layout import Layout
+from ..layout.layout import broadcast_shapes, contiguous_layout
+from ..core.storage import alloc
+from ..creation import from_numpy
+from .kept import Kept
+from ..tensor import Op, Tensor, trace_hook, tracked as _tracked
 
 
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
@@ -186,7 +186,3 @@ def _buffer(t: Tensor, comp: DType, host: bool) -> tuple[np.ndarray, Layout]:
     arr = np.ascontiguousarray(t.numpy(), dtype=comp.np)
     return arr.reshape(-1), Layout.contiguous(t.shape)
 
-
-# The rest of the Array API's linalg extension (products from views and matmul, LAPACK's
-# decompositions), so that strided.linalg is the standard's namespace.
-from .linalg_api import *  # noqa: E402,F403

@@ -167,7 +167,7 @@ def _time(fn, sync, reps: int = 5) -> float:
 
 
 def speed(print_row) -> None:
-    from .. import devices
+    from ... import devices
 
     backend = devices.cuda_backend("bench --cuda")  # numba.cuda only through the backend
     try:
@@ -272,7 +272,7 @@ def _fused_rows(print_row, torch, tt, sync, tsync, device, sizes=(2048, 8192, 16
 
 def main(sizes: str = "full", json_path: str | None = None) -> int:
     """Run the check; 0 when every correctness check passed."""
-    from .. import devices
+    from ... import devices
 
     try:
         devices.cuda_backend("bench --cuda")

@@ -15,7 +15,6 @@ divides by it), so that the tiny sizes are timed well above the timer's resoluti
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .cases import random_pair, stream
-from .harness import ONLY, Case, Progress, in_processes, keep, merge, pyplot, ratio, run_case, to_json, torch_or_none
+from .harness import Case, keep, pyplot, ratio, save, time_cases, time_here, to_json, torch_or_none
 
 SIZES = (16, 64, 128, 256, 512, 1024, 2048)  # n for n x n tensors
 QUICK_SIZES = (16, 256, 1024)
@@ -135,11 +134,7 @@ def run(sizes=SIZES, rounds: int = 5, per_block: int = 5, budget_s: float = 3.0,
         progress: bool = True, sample_s: float = SAMPLE_S) -> list[SweepCase]:
     """Time every cell; ``sample_s`` below the default only makes sense for a smoke test."""
     cases = sweep_cases(sizes, families, sample_s)
-    bar = Progress(len(cases), enabled=progress)
-    for case in cases:
-        run_case(case, rounds, per_block, budget_s)
-        bar.step(f"{case.name} {case.size}")
-    bar.close()
+    time_here(cases, rounds, per_block, budget_s, progress)
     return cases
 
 
@@ -239,20 +234,10 @@ def main(quick: bool = False, json_path: str | None = None, plot_path: str | Non
         pyplot()  # without matplotlib, say so now rather than after the sweep
     sizes, rounds, per_block, budget = (QUICK_SIZES, 2, 3, 0.5) if quick else (SIZES, 5, 5, 3.0)
     t0 = time.perf_counter()
-    if one_process or ONLY is not None:
-        cases = run(sizes, rounds, per_block, budget, families, progress=ONLY is None)
-        how = "all libraries in this process" if ONLY is None else f"{ONLY} alone"
-    else:
-        cases = sweep_cases(sizes, families)
-        argv = ["--sweep"] + (["--quick"] if quick else []) + (["--only", only] if only else [])
-        merge(cases, in_processes(argv, alternations))
-        how = f"each library in its own process, {alternations} alternating runs; the range is strided's over them"
+    cases = sweep_cases(sizes, families)
+    argv = ["--sweep"] + (["--quick"] if quick else []) + (["--only", only] if only else [])
+    how = time_cases(cases, argv, rounds, per_block, budget, one_process, alternations)
     print(report(cases))
-    print(f"\n{len(cases)} cells in {time.perf_counter() - t0:.1f} s ({how}); times are medians per call, "
-          "ratios strided's median over the peer's (lower is better).")
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(json_rows(cases), f, indent=1)
-    if plot_path:
-        plot(cases, plot_path)
-    return 0
+    print(f"\n{len(cases)} cells in {time.perf_counter() - t0:.1f} s ({how}); times are medians per call (the "
+          "strided range: over the runs), ratios strided's median over the peer's (lower is better).")
+    return save(cases, json_path, json_rows, plot_path, plot)

@@ -25,29 +25,39 @@ as a Python float becomes ``float32``.
 from __future__ import annotations
 
 import builtins  # this module defines sum, max, min, all, any, abs and pow itself
-import collections
 import math
 import numbers
 
 import ml_dtypes
 import numpy as np
 
-from . import devices, dtype as dt, ops as _ops
-from .creation import (
-    check_device, expect_tensor, float_dtype, from_numpy, full, host_array, int_arg, ones, placed, shape_arg, tensor,
+from .. import devices
+from ..core import dtype as dt
+from ..creation import (
+    check_device, expect_tensor, float_dtype, from_numpy, host_array, int_arg, ones, placed, shape_arg, tensor,
     zeros,
 )
 # the standard's *_like functions, exported by the __all__ that the end of this module builds from globals()
-from .creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
-from .dtype import DType
-from .storage import check_size
-from .errors import DTypeError, ShapeError, StridedError, StridedIndexError
-from .interop import from_cuda_array_interface, from_dlpack
-from .layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
-from .kernels.optable import on_new_op
-from .ops import arg_reduce, binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
-from .ops.elementwise import complex_part
-from .tensor import GATHER_INDEX, Tensor, as_strided
+from ..creation import empty_like, full_like, ones_like, zeros_like  # noqa: F401
+from ..creation import full  # noqa: F401  (the namespace's full: numpy_api and dask_chunks call xp.full)
+from ..core.dtype import DType
+from ..core.storage import check_size
+from ..core.errors import DTypeError, ShapeError, StridedError
+from ..interop import from_cuda_array_interface, from_dlpack
+from ..layout.layout import as_int_tuple, broadcast_shapes as broadcast_shapes_of, norm_dim
+from ..kernels.optable import on_new_op
+from ..ops import binary, cat, copy as copy_tensor, index_select, reduce, to_dtype, unary, where
+from ..ops.elementwise import complex_part
+from ..tensor import Tensor, as_strided
+# the namespace's functions written in their own modules, one job each, exported from here
+from .indexing import gather_index, take, take_along_axis  # noqa: F401
+from .sorting import (  # noqa: F401
+    UniqueAllResult, UniqueCountsResult, UniqueInverseResult, argsort, cumulative_prod, cumulative_sum, nonzero,
+    searchsorted, sort, unique_all, unique_counts, unique_inverse, unique_values,
+)
+from .statistics import (  # noqa: F401
+    all, any, argmax, argmin, axes_arg as _axes, count_nonzero, diff, max, mean, min, prod, std, sum, var,
+)
 
 __array_api_version__ = "2024.12"
 
@@ -59,18 +69,6 @@ pi = math.pi
 newaxis = None
 
 DEVICE = "cpu"
-
-
-def _axes(op: str, x: Tensor, axis) -> tuple[int, ...]:
-    """``axis`` (None, an int or a tuple of ints) as sorted distinct dims; a repeated dim is refused."""
-    if axis is None:
-        return tuple(range(x.ndim))
-    one = not isinstance(axis, (tuple, list))
-    dims = as_int_tuple(op, "axis", (axis,) if one else tuple(axis))
-    norm = [norm_dim(op, d, x.ndim) for d in dims]
-    if len(set(norm)) != len(norm):
-        raise ShapeError(f"{op}: axis {axis} names a dim twice (shape {x.shape})")
-    return tuple(sorted(norm))
 
 
 # ---------------------------------------------------------------------------
@@ -577,19 +575,6 @@ def tile(x, repetitions, /) -> Tensor:
     return copy_tensor(big).reshape(tuple(r * n for r, n in zip(reps, x.shape)))
 
 
-def take(x, indices, /, *, axis=None) -> Tensor:
-    """The slices of ``x`` at the 1-D integer ``indices`` along ``axis`` (the gather kernel's
-    ``index_select``); ``axis`` may be left out only for a 1-D ``x``."""
-    x = expect_tensor("take", x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ShapeError(f"take: axis is required for a tensor of rank {x.ndim}")
-        axis = 0
-    if isinstance(indices, Tensor) and indices.ndim != 1:
-        raise ShapeError(f"take: expected 1-D indices, got shape {indices.shape}")
-    return index_select(x, indices, norm_dim("take", axis, x.ndim))
-
-
 # ---------------------------------------------------------------------------
 # elementwise functions that are ops of the registry (or compositions of them)
 
@@ -729,7 +714,7 @@ def isfinite(x, /) -> Tensor:
     return unary("not", binary("logical_or", isnan(x), isinf(x)))
 
 
-def clip(x, /, min=None, max=None) -> Tensor:
+def clip(x, /, min=None, max=None) -> Tensor:  # noqa: F811  (the standard's names for the bounds)
     x = expect_tensor("clip", x)
     out = x
     if min is not None:
@@ -739,383 +724,6 @@ def clip(x, /, min=None, max=None) -> Tensor:
     if out.dtype is not x.dtype:
         out = to_dtype(out, x.dtype)  # the standard keeps x's dtype
     return out if out is not x else copy_tensor(x)
-
-
-# ---------------------------------------------------------------------------
-# statistical, searching and utility functions
-
-
-def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
-    """Signed integers and bools sum in i64, unsigned in u64, floats and complex in their own
-    dtype, or in ``dtype`` when given."""
-    x = expect_tensor("sum", x)
-    dims = _axes("sum", x, axis)
-    if dtype is None:
-        return reduce("sum", x, dims, keepdims)
-    want = dt.as_dtype(dtype)
-    out = reduce("sum", to_dtype(x, want), dims, keepdims)
-    # Integer sums accumulate in i64; the dtype asked for wraps them as NumPy's sum(dtype=) does.
-    return out if out.dtype is want else to_dtype(out, want)
-
-
-def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("prod", x)
-    dims = _axes("prod", x, axis)
-    if dtype is not None:
-        want = dt.as_dtype(dtype)
-    elif x.dtype.kind in "ib":
-        want = dt.i64
-    elif x.dtype.kind == "u":
-        want = dt.u64  # the default unsigned integer, as the standard and NumPy say
-    else:
-        want = x.dtype
-    src = to_dtype(x, want.compute)
-    out = reduce("prod", src, dims, keepdims)
-    return to_dtype(out, want)
-
-
-def mean(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("mean", x)
-    if x.dtype.kind not in "fc":
-        raise DTypeError(f"mean: expected a floating-point tensor, got {x.dtype}")
-    return reduce("mean", x, _axes("mean", x, axis), keepdims)
-
-
-def max(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("max", x)
-    return reduce("max", x, _axes("max", x, axis), keepdims)
-
-
-def min(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("min", x)
-    return reduce("min", x, _axes("min", x, axis), keepdims)
-
-
-def var(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
-    """``sum((x - mean)^2) / (N - correction)`` (``ops.composite.var``), with the standard's checks."""
-    x = expect_tensor("var", x)
-    if not x.dtype.is_float:
-        raise DTypeError(f"var: expected a floating-point tensor, got {x.dtype}")
-    if not isinstance(correction, numbers.Real) or isinstance(correction, bool):
-        raise StridedError(f"var: correction must be a real number, got {correction!r}")
-    return _ops.composite.var(x, _axes("var", x, axis), keepdims, correction=correction)
-
-
-def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
-    return unary("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
-
-
-def _arg(op: str, x, axis, keepdims) -> Tensor:
-    x = expect_tensor(op, x)
-    if axis is None:
-        if x.numel == 0:
-            raise ShapeError(f"{op}: cannot reduce a zero-size tensor (shape {x.shape})")
-        out = arg_reduce(op, x, None, False)
-        return out.reshape((1,) * x.ndim) if keepdims else out
-    return arg_reduce(op, x, norm_dim(op, axis, x.ndim), keepdims)
-
-
-def argmax(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    return _arg("argmax", x, axis, keepdims)
-
-
-def argmin(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    return _arg("argmin", x, axis, keepdims)
-
-
-def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("count_nonzero", x)
-    return reduce("sum", binary("ne", x, 0) if x.dtype is not dt.bool_ else x, _axes("count_nonzero", x, axis),
-                  keepdims)
-
-
-def all(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """True where no element is zero (NaN counts as true): the count of zeros is 0."""
-    x = expect_tensor("all", x)
-    zeros_found = reduce("sum", binary("eq", x, 0) if x.dtype is not dt.bool_ else unary("not", x),
-                         _axes("all", x, axis), keepdims)
-    return binary("eq", zeros_found, 0)
-
-
-def any(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    x = expect_tensor("any", x)
-    return binary("gt", count_nonzero(x, axis=axis, keepdims=keepdims), 0)
-
-
-def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
-    x = expect_tensor("diff", x)
-    d = norm_dim("diff", axis, x.ndim)
-    n = int_arg("diff", "n", n)
-    if n < 0:
-        raise ShapeError(f"diff: n must be >= 0, got {n}")
-    parts = [p for p in (prepend, x, append) if p is not None]
-    if len(parts) > 1:
-        x = cat([expect_tensor("diff", p) for p in parts], d)
-    for _ in range(n):
-        m = x.shape[d]
-        if m == 0:
-            break
-        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
-        x = binary("ne", hi, lo) if x.dtype is dt.bool_ else binary("sub", hi, lo)
-    return x
-
-
-
-# ---------------------------------------------------------------------------
-# indexing with integer arrays (a gather: the index kernel's index_select)
-
-
-def _index_tensor(x: Tensor, n: int, what: str) -> Tensor:
-    """An integer index tensor checked against a dim of size ``n``, negatives wrapped."""
-    if x.dtype.kind not in "iu":
-        if x.dtype is dt.bool_:
-            raise StridedIndexError(
-                "getitem: a boolean mask must be the only index (the standard's rule), got it among others")
-        raise StridedIndexError(f"getitem: expected integer index arrays, got {x.dtype} for {what}")
-    x = x if x.dtype is dt.i64 else to_dtype(x, dt.i64)
-    if x.numel:
-        lo, hi = int(reduce("min", x).item()), int(reduce("max", x).item())
-        if lo < -n or hi >= n:
-            bad = lo if lo < -n else hi
-            raise StridedIndexError(f"getitem: index {bad} is out of range for {what} of size {n}")
-        if lo < 0:
-            x = where(binary("lt", x, 0), binary("add", x, n), x)
-    return x
-
-
-def _as_index_array(i):
-    if isinstance(i, Tensor):
-        return i
-    try:
-        a = np.asarray(i)
-    except (TypeError, ValueError):
-        raise StridedIndexError(f"getitem: cannot read {i!r} as an index array") from None
-    if a.size == 0 and a.dtype.kind == "f":
-        a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
-    if a.dtype.kind not in "iub":
-        raise StridedIndexError(f"getitem: expected integer index arrays, got {a.dtype}")
-    return from_numpy(np.ascontiguousarray(a)) if a.ndim else from_numpy(a.reshape(1)).reshape(())
-
-
-def gather_index(t: Tensor, index) -> Tensor:
-    """``t[index]`` for an index holding integer arrays (NumPy's and the standard's rules for
-    the cases below), as a gather; anything else is refused by name.
-
-    - only integers and integer arrays (the standard's case): the arrays and integers
-      broadcast together, and their shape replaces the dims they index;
-    - one integer array among slices and ``...``: its shape replaces its dim."""
-    idx = index if isinstance(index, tuple) else (index,)
-    if len(idx) == 1 and ((type(idx[0]) is Tensor and idx[0].dtype is dt.bool_)
-                          or (isinstance(idx[0], np.ndarray) and idx[0].dtype == np.bool_)):
-        return _gather_mask(t, _as_index_array(idx[0]))
-    is_array = [isinstance(i, (Tensor, np.ndarray, list)) for i in idx]
-    if builtins.all(isinstance(i, (Tensor, np.ndarray, list, numbers.Integral)) and not isinstance(i, bool)
-                    for i in idx):
-        return _gather_all(t, [_as_index_array(i) if a else i for i, a in zip(idx, is_array)])
-    if builtins.sum(is_array) == 1 and builtins.all(a or isinstance(i, slice) or i is Ellipsis
-                                                    for i, a in zip(idx, is_array)):
-        return _gather_one(t, idx, is_array.index(True))
-    others = ", ".join(sorted({type(i).__name__ for i, a in zip(idx, is_array) if not a}))
-    raise StridedIndexError(
-        f"getitem: integer arrays mixed with {others} "
-        "are not supported (use integers and arrays only, or one array among slices)")
-
-
-def _gather_mask(t: Tensor, mask: Tensor) -> Tensor:
-    """``t[mask]``: the elements (or slices) where the boolean ``mask`` over t's leading dims
-    is true, in row-major order; a gather at nonzero's coordinates."""
-    if mask.ndim == 0:  # a rank-0 mask adds a dim of length 1 (true) or 0 (false)
-        one = copy_tensor(t.reshape((1,) + t.shape))
-        return one if mask.item() else one.narrow(0, 0, 0)
-    if mask.shape != t.shape[: mask.ndim]:
-        raise StridedIndexError(
-            f"getitem: a boolean mask must match the leading dims of the tensor, got mask {mask.shape} "
-            f"for shape {t.shape}")
-    return _gather_all(t, list(_ops.nonzero(mask)))
-
-
-def _gather_all(t: Tensor, idx: list) -> Tensor:
-    k = len(idx)
-    if k > t.ndim:
-        raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}: {k} given")
-    parts = []
-    for d, i in enumerate(idx):
-        what = f"dim {d}"
-        if isinstance(i, Tensor):
-            parts.append(_index_tensor(i, t.shape[d], what))
-        else:
-            n = t.shape[d]
-            if not -n <= i < n:
-                raise StridedIndexError(f"getitem: index {i} is out of range for {what} of size {n}")
-            parts.append(full((), i % n, dt.i64))
-    batch = broadcast_shapes_of("getitem", *[p.shape for p in parts])
-    rest, rest_stride = t.shape[k:], t.stride[k:]
-    # The buffer position of every element read: the view's offset, plus each index times its
-    # dim's stride, plus the trailing dims' offsets; bounds were checked dim by dim above.
-    pos = full((), t.offset, dt.i64)
-    for p, st in zip(parts, t.stride[:k]):
-        pos = binary("add", pos, binary("mul", p, st))
-    pos = pos.broadcast_as(batch).reshape(batch + (1,) * len(rest))
-    for j, (n, st) in enumerate(zip(rest, rest_stride)):
-        step = binary("mul", from_numpy(np.arange(n, dtype=np.int64)), st)
-        pos = binary("add", pos, step.reshape((1,) * (len(batch) + j) + (n,) + (1,) * (len(rest) - j - 1)))
-    flat = as_strided(t, (len(t.storage),), (1,), 0)
-    return index_select(flat, pos.reshape(-1), 0).reshape(batch + rest)
-
-
-def _gather_one(t: Tensor, idx: tuple, p: int) -> Tensor:
-    # Identity tests only: == on a tensor in the index would compare elementwise.
-    ells = [j for j, i in enumerate(idx) if i is Ellipsis]
-    if len(ells) > 1:
-        raise StridedIndexError("getitem: an index can only have a single ellipsis ('...')")
-    if ells:
-        e = ells[0]
-        fill = t.ndim - (len(idx) - 1)
-        if fill < 0:
-            raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}")
-        idx = idx[:e] + (slice(None),) * fill + idx[e + 1:]
-        p = p if p < e else p + fill - 1
-    if len(idx) > t.ndim:
-        raise StridedIndexError(f"getitem: too many indices for a tensor of rank {t.ndim}: {len(idx)} given")
-    view = t[tuple(slice(None) if j == p else i for j, i in enumerate(idx))]
-    a = _index_tensor(_as_index_array(idx[p]), view.shape[p], f"dim {p}")
-    out = index_select(view, a.reshape(-1), p)
-    return out.reshape(view.shape[:p] + a.shape + view.shape[p + 1:])
-
-
-GATHER_INDEX.append(gather_index)
-
-
-def take_along_axis(x, indices, /, *, axis: int = -1) -> Tensor:
-    """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``: the other dims
-    of ``x`` and ``indices`` broadcast, and the gather reads each element where it lies."""
-    x = expect_tensor("take_along_axis", x)
-    indices = expect_tensor("take_along_axis", indices)
-    if indices.ndim != x.ndim:
-        raise ShapeError(f"take_along_axis: indices must have x's rank {x.ndim}, got shape {indices.shape}")
-    d = norm_dim("take_along_axis", axis, x.ndim)
-    others = [x.shape[k] for k in range(x.ndim) if k != d]
-    try:
-        broadcast_shapes_of("take_along_axis", tuple(others), tuple(n for k, n in enumerate(indices.shape) if k != d))
-    except ShapeError:
-        raise ShapeError(f"take_along_axis: x {x.shape} and indices {indices.shape} do not broadcast "
-                         f"outside axis {d}") from None
-    parts = []
-    for k in range(x.ndim):
-        if k == d:
-            parts.append(indices)
-        else:  # this dim's own positions, broadcast along every other dim
-            shape = tuple(x.shape[k] if j == k else 1 for j in range(x.ndim))
-            parts.append(from_numpy(np.arange(x.shape[k], dtype=np.int64).reshape(shape)))
-    return gather_index(x, tuple(parts))
-
-
-# ---------------------------------------------------------------------------
-# sorting, scans, searching and sets (the sort and scan kernel families, and compositions)
-
-
-def _flag(op: str, what: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise StridedError(f"{op}: expected {what} to be a bool, got {value!r}")
-    return bool(value)
-
-
-def _sort_args(op: str, x, axis, descending, stable) -> tuple:
-    x = expect_tensor(op, x)
-    _flag(op, "stable", stable)  # every sort here is stable, which stable=False allows too
-    return x, int_arg(op, "axis", axis), descending  # the op checks descending
-
-
-def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
-    """``x`` sorted along ``axis`` (stable, NaN last as NumPy; descending reverses it)."""
-    x, axis, descending = _sort_args("sort", x, axis, descending, stable)
-    return _ops.sort(x, axis, descending)
-
-
-def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
-    """The i64 positions that sort ``x`` along ``axis``; descending keeps equal elements in
-    their original order (array_api_strict's rule)."""
-    x, axis, descending = _sort_args("argsort", x, axis, descending, stable)
-    return _ops.argsort(x, axis, descending)
-
-
-def _cumulative(op: str, x, axis, dtype, include_initial) -> Tensor:
-    name = "cumulative_" + op
-    x = expect_tensor(name, x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ShapeError(f"{name}: axis is required for a tensor of rank {x.ndim} (shape {x.shape})")
-        axis = 0
-    axis = int_arg(name, "axis", axis)
-    initial = _flag(name, "include_initial", include_initial)
-    if dtype is not None:
-        want = dt.as_dtype(dtype)
-    else:  # what sum and prod accumulate in, by asking them (on no elements)
-        want = (sum if op == "sum" else prod)(x.reshape(-1).narrow(0, 0, 0)).dtype
-    return _ops.cumulate(op, x, axis, want, initial)
-
-
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
-    return _cumulative("sum", x, axis, dtype, include_initial)
-
-
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
-    return _cumulative("prod", x, axis, dtype, include_initial)
-
-
-def nonzero(x, /) -> tuple:
-    """The indices of the nonzero elements, one i64 tensor per dim, in row-major order."""
-    x = expect_tensor("nonzero", x)
-    if x.ndim == 0:
-        raise ShapeError("nonzero: expected a tensor of rank >= 1, got a scalar (shape ())")
-    return _ops.nonzero(x)
-
-
-def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
-    """Where each element of ``x2`` goes into the sorted 1-D ``x1`` (``sorter``: the positions
-    that sort x1, as argsort gives them)."""
-    x1 = expect_tensor("searchsorted", x1)
-    if side not in ("left", "right"):
-        raise StridedError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    if x1.ndim != 1:
-        raise ShapeError(f"searchsorted: expected a 1-D x1, got shape {x1.shape}")
-    if isinstance(x2, (numbers.Real, np.generic)) and not isinstance(x2, (bool, np.bool_)):
-        x2 = full((), x2, dt.promote_scalar(x1.dtype, x2))
-    x2 = expect_tensor("searchsorted", x2)
-    if sorter is not None:
-        sorter = expect_tensor("searchsorted", sorter)
-        if sorter.shape != x1.shape or sorter.dtype.kind not in "iu":
-            raise StridedError(f"searchsorted: sorter must be integers of x1's shape {x1.shape}, got "
-                               f"{sorter.dtype} of shape {sorter.shape}")
-        x1 = take(x1, sorter)
-    return _ops.searchsorted(x1, x2, side == "right")
-
-
-UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
-UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
-UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
-
-
-def _unique(op: str, x) -> tuple:
-    return _ops.unique(expect_tensor(op, x))
-
-
-def unique_all(x, /) -> UniqueAllResult:
-    return UniqueAllResult(*_unique("unique_all", x))
-
-
-def unique_counts(x, /) -> UniqueCountsResult:
-    values, _, _, counts = _unique("unique_counts", x)
-    return UniqueCountsResult(values, counts)
-
-
-def unique_inverse(x, /) -> UniqueInverseResult:
-    values, _, inverse, _ = _unique("unique_inverse", x)
-    return UniqueInverseResult(values, inverse)
-
-
-def unique_values(x, /) -> Tensor:
-    return _unique("unique_values", x)[0]
 
 
 def signbit(x, /) -> Tensor:

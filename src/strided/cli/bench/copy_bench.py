@@ -21,7 +21,7 @@ Contenders, in two modes:
 ``strided`` runs with strided's thread count (parallel above
 ``COPY_PARALLEL_MIN`` elements), ``strided-1t`` with one thread.
 
-Run: ``PYTHONPATH=src python -m strided.bench.copy_bench [N ...]``.
+Run: ``PYTHONPATH=src python -m strided.cli.bench.copy_bench [N ...]``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import time
 
 import numpy as np
 
-from .. import threads
-from ..kernels.copy import copy_into
-from ..kernels.index import index_select
-from ..layout import Layout
+from ...core import threads
+from ...kernels.copy import copy_into
+from ...kernels.index import index_select
+from ...layout import Layout
 from .harness import torch_or_none
 
 torch = torch_or_none()  # optional peer, never a dependency
