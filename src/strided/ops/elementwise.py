@@ -163,10 +163,8 @@ def unary_fn(op: str):
             s = t._storage
             e = bound.get((op, t.layout, t.dtype, s.device))
             if e is not None:
-                d = s.data
-                if len(d) >= e.reach[0] and d.dtype is e.types[0]:
-                    out = e.result(Op(op, (t,), {}) if t._is_var or t._op is not None else None)
-                    e.run(out._storage.data, d)
+                out = e.one(op, t)
+                if out is not None:
                     return out
         return slow(op, t)
 
@@ -303,36 +301,41 @@ def binary_fn(op: str, operator: bool = False):
                 sb = b._storage
                 e = bound.get((op, a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
                 if e is not None:
-                    da, db = sa.data, sb.data
-                    reach, types = e.reach, e.types
-                    if len(da) >= reach[0] and len(db) >= reach[1] and da.dtype is types[0] and db.dtype is types[1]:
-                        out = e.result(Op(op, (a, b), {"operands": (a, b)})
-                                       if a._is_var or b._is_var or a._op is not None or b._op is not None else None)
-                        e.run(out._storage.data, da, db)
+                    out = e.two(op, a, b)
+                    if out is not None:
                         return out
             elif type(b) is float or type(b) is int:
                 e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
                 if e is not None:
-                    da = sa.data
-                    v = _scalar_buffer(b, e.types[1])
-                    if v is not None and len(da) >= e.reach[0] and da.dtype is e.types[0]:
-                        out = e.result(Op(op, (a,), {"operands": (a, b)}) if a._is_var or a._op is not None else None)
-                        e.run(out._storage.data, da, v)
+                    out = _with_scalar(e, op, a, b, False)
+                    if out is not None:
                         return out
         elif isinstance(b, Tensor) and (type(a) is float or type(a) is int):
-            sb = b._storage
-            e = bound.get((op, type(a), b.layout, b.dtype, sb.device))
+            e = bound.get((op, type(a), b.layout, b.dtype, b._storage.device))
             if e is not None:
-                db = sb.data
-                v = _scalar_buffer(a, e.types[0])
-                if v is not None and len(db) >= e.reach[1] and db.dtype is e.types[1]:
-                    out = e.result(Op(op, (b,), {"operands": (a, b)}) if b._is_var or b._op is not None else None)
-                    e.run(out._storage.data, v, db)
+                out = _with_scalar(e, op, a, b, True)
+                if out is not None:
                     return out
         return slow(op, a, b)
 
     fn.__name__ = fn.__qualname__ = op
     return fn
+
+
+def _with_scalar(e, op: str, a, b, first: bool):
+    """The kept call ``a op b`` where one operand is a Python scalar (``a`` when ``first``): the
+    result, or None when the tensor's buffer or the scalar does not fit the kept decision ``e``."""
+    t, x, i = (b, a, 1) if first else (a, b, 0)
+    d = t._storage.data
+    v = _scalar_buffer(x, e.types[1 - i])
+    if v is None or len(d) < e.reach[i] or d.dtype is not e.types[i]:
+        return None
+    out = e.result(Op(op, (t,), {"operands": (a, b)}) if t._is_var or t._op is not None else None)
+    if first:
+        e.run(out._storage.data, v, d)
+    else:
+        e.run(out._storage.data, d, v)
+    return out
 
 
 def _operator_binary(op: str, a, b):
