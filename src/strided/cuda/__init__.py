@@ -9,12 +9,12 @@ families are those of the CPU (a family it lacked would raise ``NotOnCuda``, nam
 ============  ==========================================  ==============================
 family        entry points                                plan
 ============  ==========================================  ==============================
-copy          ``copy_into``, ``bind``, ``ManyCopy``       ``kernels.copy.plan_copy``
+copy          ``copy_into``, ``ManyCopy``                 ``kernels.copy.plan_copy``
 elementwise   ``unary``, ``binary``, ``where`` (general   ``NdIter``'s merged dims, as
-              path), ``output_layout``, ``bind``,         the CPU's planner merges them
+              path), ``output_layout``,                   the CPU's planner merges them
               ``expression_kernel`` and ``refusal``
               (``strided.fuse``'s groups)
-reduce        ``reduce``, ``arg_reduce``, ``bind``        ``kernels.reduce.plan``
+reduce        ``reduce``, ``arg_reduce``                  ``kernels.reduce.plan``
 index         ``index_select``                            (one path)
 matmul        ``matmul`` (cuBLAS; the simulator's stand-  ``kernels.matmul.plan``, then
               in kernel without a GPU), ``program``       ``program``: the gemm calls

@@ -47,7 +47,7 @@ from . import half, launch
 from .checks import check_on_device
 from .device import DTYPES_ON_DEVICE, HALVES, is_device_array, kernel_view
 
-__all__ = ["copy_into", "bind", "convert_kernel", "ManyCopy", "PATHS"]
+__all__ = ["copy_into", "convert_kernel", "ManyCopy", "PATHS"]
 
 PATHS = ("run", "rows", "blocks", "tiled", "general")
 
@@ -215,21 +215,24 @@ def _bits(buf):
     return buf.view(BITS[buf.dtype.itemsize])
 
 
-def copy_into(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
+def copy_into(dst, dst_layout: Layout, src, src_layout: Layout, keep: bool = False):
     """Write every element of the src view into the dst view (both device buffers), in
     row-major correspondence: ``strided.kernels.copy.copy_into``'s contract on CUDA.
 
     src may broadcast (stride 0), dst may not; both layouts are validated against their
     buffers before any launch.  The path is ``plan_copy``'s;
     where a conversion would tile, the general kernel converts directly (its odometer is
-    right for any layout, so there is no scratch buffer as on the CPU)."""
+    right for any layout, so there is no scratch buffer as on the CPU).  With ``keep``, returns
+    the copy prepared to run again, as on the CPU."""
     op = "copy_into"
     _check_buffer(op, "dst", dst)
     _check_buffer(op, "src", src)
     n = check_views(op, dst_layout, len(dst), src_layout, len(src))
     if n == 0:
-        return
-    _kernel(dst_layout, src_layout, dst.dtype, src.dtype)(dst, src)
+        return None
+    run = _kernel(dst_layout, src_layout, dst.dtype, src.dtype)
+    run(dst, src)
+    return (run, (reach(dst_layout)[1], reach(src_layout)[1])) if keep else None
 
 
 def _kernel(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
@@ -250,22 +253,6 @@ def _kernel(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
         return lambda d, s: kernel(_bits(d), _bits(s))
     kernel = _prepare(plan.path, plan.args, n, np.dtype(src_dtype).itemsize, convert_kernel(dst_dtype, src_dtype))
     return lambda d, s: kernel(kernel_view(d), kernel_view(s))
-
-
-def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
-    """A checked copy to repeat, as ``strided.kernels.copy.bind``: ``(run, reach)``, or None
-    when the operands need ``copy_into``'s checks (which then say what is wrong)."""
-    dst_dtype, src_dtype = np.dtype(dst_dtype), np.dtype(src_dtype)
-    if (dst_dtype not in DTYPES_ON_DEVICE or src_dtype not in DTYPES_ON_DEVICE
-            or not isinstance(dst_layout, Layout) or not isinstance(src_layout, Layout)
-            or dst_layout.shape != src_layout.shape or dst_layout.numel == 0):
-        return None
-    if dst_dtype != src_dtype and src_dtype.kind == "c" and dst_dtype.kind != "c" and dst_dtype != np.bool_:
-        return None  # copy_into refuses it by name
-    (dlo, dhi), (slo, shi) = reach(dst_layout), reach(src_layout)
-    if dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
-        return None
-    return _kernel(dst_layout, src_layout, dst_dtype, src_dtype), (dhi, shi)
 
 
 class ManyCopy:

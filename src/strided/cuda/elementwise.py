@@ -15,7 +15,9 @@ CPU compiles, compiled for the device), so the ops and the dtypes they take are 
 included), less what ``cuda.scalar.refusal`` names with its reason, which is refused by
 name.  int16 and uint16 are widened by the op layer, as for the CPU.  ``where`` walks
 four operands the same way, moving bits.  A scalar operand arrives as a 1-element host
-array (``ops.elementwise`` builds it) and travels to the device with the launch.
+array (``ops.elementwise`` builds it) and travels to the device with the launch.  The
+entry points take ``keep`` as every backend's do and return None: CUDA keeps no decision
+yet, so every call takes the checked entry point.
 
 Fused expressions (``strided.fuse``: ``expression_kernel``, with ``refusal``, the family's
 entry points for ``fusion.lower``).  A group's expression (``fusion.lower.Source``, the
@@ -142,7 +144,7 @@ def _walk(out_layout: Layout, layouts) -> tuple:
     return it.shape, it.strides, it.offsets
 
 
-def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
+def unary(op: str, src, src_layout: Layout, out, out_layout: Layout, keep: bool = False) -> None:
     """``out = op(src)`` elementwise on device buffers (out computes in src's dtype)."""
     (src,) = _check(op, UNARY_OPS, out, out_layout, (("src", src, src_layout),))
     if COMPUTE.get(out.dtype) != COMPUTE[src.dtype]:
@@ -155,7 +157,8 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> None:
                                                            sst, shape, n)
 
 
-def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
+def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout,
+           keep: bool = False) -> None:
     """``out = op(a, b)`` elementwise on device buffers that compute in one dtype (out is
     bool for comparisons)."""
     a, b = _check(op, BINARY_OPS, out, out_layout, (("a", a, a_layout), ("b", b, b_layout)))
@@ -180,7 +183,8 @@ def _where(out, ooff, ost, c, coff, cst, a, aoff, ast, b, boff, bst, shape, n):
         out[d] = a[i] if c[k] else b[j]
 
 
-def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> None:
+def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout,
+          keep: bool = False) -> None:
     """``out = a if cond else b`` elementwise on device buffers (cond bool; a, b and out of
     one dtype, moved as bits by itemsize)."""
     op = "where"

@@ -50,7 +50,7 @@ from .copy import copy_into
 from .device import HALVES, Bf16Array, empty, is_device_array, kernel_view
 from .storage import pointer
 
-__all__ = ["matmul", "bind", "program", "GemmCall", "GemmProgram", "gemm_kernel", "DTYPES_MULTIPLIED",
+__all__ = ["matmul", "program", "GemmCall", "GemmProgram", "gemm_kernel", "DTYPES_MULTIPLIED",
            "OP_N", "OP_T", "stats"]
 
 OP_N, OP_T = 0, 1  # cublasOperation_t
@@ -240,8 +240,14 @@ def _packed(buf, layout):
     return dense, (tuple(shape), contiguous_strides(tuple(shape)), 0)
 
 
-def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None):
-    """c = a @ b on device buffers (``strided.kernels.matmul.matmul``'s contract); returns the plan."""
+def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None, keep: bool = False):
+    """c = a @ b on device buffers (``strided.kernels.matmul.matmul``'s contract); returns the
+    plan (with ``keep``, None: CUDA keeps no decision yet)."""
+    p = _product(a_buf, a_layout, b_buf, b_layout, c_buf)
+    return None if keep else p
+
+
+def _product(a_buf, a_layout, b_buf, b_layout, c_buf):
     for what, buf in (("a", a_buf), ("b", b_buf), ("c", c_buf)):
         if not is_device_array(buf) or buf.ndim != 1:
             got = "a host numpy array" if isinstance(buf, np.ndarray) else type(buf).__name__
@@ -280,11 +286,6 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
         stats["direct"] += 2
     run_program(program(p), b_buf, a_buf, c_buf)
     return p
-
-
-def bind(a_layout, b_layout, dtype):
-    """None: every CUDA product takes the checked entry point (no kept decisions yet)."""
-    return None
 
 
 assert COL == 1 and ROW == 0  # _op reads the CPU's mode numbers

@@ -40,7 +40,7 @@ from . import half, launch
 from .checks import check_on_device
 from .device import HALVES, kernel_view
 
-__all__ = ["reduce", "arg_reduce", "bind", "REDUCE_OPS", "ARG_REDUCE_OPS", "DTYPES_REDUCED"]
+__all__ = ["reduce", "arg_reduce", "REDUCE_OPS", "ARG_REDUCE_OPS", "DTYPES_REDUCED"]
 
 # The accumulators: the CPU's native (unwidened, non-half) dtypes, ordered ones, whose
 # values live in registers as numba-cuda types them.  The sources: those and the half
@@ -253,9 +253,10 @@ def split(nk: int, nr: int) -> int:
 # entry points
 
 
-def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> None:
+def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout, keep: bool = False) -> None:
     """``out = op(src)`` over ``dims`` on device buffers; out (keepdim shape) has the
-    accumulator's dtype.  ``op`` is one of sum, prod, max, min."""
+    accumulator's dtype.  ``op`` is one of sum, prod, max, min.  ``keep``: as on the CPU; CUDA
+    keeps no decision yet (None)."""
     check_op(op)
     dims = _check(op, src, src_layout, dims, out, out_layout)
     if out.dtype not in DTYPES_ACC:
@@ -314,8 +315,3 @@ def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layo
     units = min(launch.MAX_BLOCKS, max(1, nk))
     arg_kernel(op, src.dtype)[units, THREADS](kernel_view(src), soff, kshape, ksst, kost, n if p.rshape else 1, rs, out,
                                               p.out_offset, nk)
-
-
-def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype, out_dtype):
-    """None: every CUDA reduction takes the checked entry point (no kept decisions yet)."""
-    return None

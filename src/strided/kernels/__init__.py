@@ -5,17 +5,17 @@ family, an allocator, the storage hooks (``storage``), its device names, DLPack 
 capabilities; the op layer finds it from a storage's device (``strided.backend``) and
 never reaches a kernel any other way.  Each family has one checked entry point taking buffers and
 layouts (never Tensors) and a pure ``plan()`` that returns integers only, so
-that another backend can run the same plans:
+that another backend can run the same plans; with ``keep=True`` an entry point
+returns the call it ran, prepared to run again (``backend``'s docstring):
 
 ============  ====================================  ==============================
 family        entry points                          plan
 ============  ====================================  ==============================
-elementwise   ``unary``, ``binary``, ``where``,     ``plan(out, *inputs)``
-              ``bind`` (a checked call to repeat)
-reduce        ``reduce``, ``arg_reduce``, ``bind``  ``plan(src, dims, out)``
+elementwise   ``unary``, ``binary``, ``where``      ``plan(out, *inputs)``
+reduce        ``reduce``, ``arg_reduce``            ``plan(src, dims, out)``
                                                     (``reduce_plan.choose``)
 copy          ``copy_into``, ``copy_many_into``,    ``plan_copy(dst, src)``
-              ``ManyCopy``, ``bind``
+              ``ManyCopy``
 index         ``index_select``                      (one path)
 matmul        ``matmul`` (loads BLAS on first use)  ``plan(...)``
 sort          ``sort``, ``argsort``,                ``plan_lines(dst, src, axis)``

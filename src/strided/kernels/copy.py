@@ -68,7 +68,7 @@ from .half import (
 
 __all__ = [
     "copy_into", "copy_many_into", "ManyCopy", "plan_copy", "CopyPlan", "check_dst_layout", "check_views",
-    "bits_view", "typed_view", "bind",
+    "bits_view", "typed_view",
     "COPY_PARALLEL_MIN", "BLOCK_MIN", "tile_edge", "tile_plan", "dense_in_order_of",
 ]
 
@@ -441,7 +441,7 @@ def check_views(op: str, dst_layout: Layout, dst_len: int, src_layout: Layout, s
     return dst_layout.numel
 
 
-def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout) -> None:
+def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: Layout, keep: bool = False):
     """Write every element of the src view into the dst view, in row-major correspondence.
 
     Shapes must be equal; src may broadcast (stride 0), dst may not.  Both
@@ -450,14 +450,15 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
     (``casting='unsafe'``), half precision bit-exactly; a float outside the
     range of an integer dst converts to whatever C's cast gives, as in NumPy.
     The caller handles src/dst memory overlap (copy src first).  The path
-    taken is ``plan_copy``'s.
+    taken is ``plan_copy``'s.  With ``keep``, returns the copy prepared to run
+    again (``_prepared``), or None where it has no kept form.
     """
     op = "copy_into"
     check_buffer(op, "dst", dst, dtypes=DTYPES, writable=True)
     check_buffer(op, "src", src, dtypes=DTYPES)
     n = check_views(op, dst_layout, len(dst), src_layout, len(src))
     if n == 0:
-        return
+        return None
     same = dst.dtype == src.dtype
     if not same:
         check_conversion(op, dst.dtype, src.dtype)
@@ -472,9 +473,12 @@ def copy_into(dst: np.ndarray, dst_layout: Layout, src: np.ndarray, src_layout: 
         lay = dense_in_order_of(dst_layout)
         copy_into(scratch.data, lay, src, src_layout)
         copy_into(dst, dst_layout, scratch.data, lay)
-        return
+        return None
     d, s = (bits_view(dst), bits_view(src)) if same else (typed_view(dst), typed_view(src))
     _PREP[plan.path](n, s.itemsize, *plan.args)(d, s)
+    if keep and (same or src.dtype.kind != "c"):  # a complex source converts through NumPy's rules each time
+        return _prepared(plan, n, dst.dtype, src.dtype, dst_layout, src_layout)
+    return None
 
 
 def _convert_16(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
@@ -494,25 +498,12 @@ def _convert_16(dst, dst_layout: Layout, src, src_layout: Layout) -> None:
     copy_into(dst, dst_layout, scratch.astype(dst.dtype), dense)
 
 
-def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
-    """A checked copy to repeat, or None when the operands need ``copy_into``'s checks
-    (which then say what is wrong): ``(run, reach)``; ``run(dst, src)`` copies between
-    buffers of these numpy dtypes once the caller has checked ``len(dst) >= reach[0]``,
-    ``len(src) >= reach[1]`` and that dst is writable."""
-    dst_dtype, src_dtype = np.dtype(dst_dtype), np.dtype(src_dtype)
-    if (dst_dtype not in DTYPES or src_dtype not in DTYPES or not isinstance(dst_layout, Layout)
-            or not isinstance(src_layout, Layout) or dst_layout.shape != src_layout.shape):
-        return None
-    n = dst_layout.numel
-    (dlo, dhi), (slo, shi) = reach(dst_layout), reach(src_layout)
-    if n == 0 or dlo < 0 or slo < 0 or any(k > 1 and s == 0 for k, s in zip(dst_layout.shape, dst_layout.stride)):
-        return None
+def _prepared(plan, n: int, dst_dtype, src_dtype, dst_layout: Layout, src_layout: Layout):
+    """The copy ``copy_into`` has just checked and run, as ``(run, reach)``: ``run(dst, src)``
+    copies again between buffers of these numpy dtypes once the caller has checked
+    ``len(dst) >= reach[0]``, ``len(src) >= reach[1]`` and that dst is writable (made after
+    the run: the kernel is compiled, so a calling-thread run calls its entry)."""
     same = dst_dtype == src_dtype
-    if not same and (src_dtype in WIDENED or dst_dtype in WIDENED or src_dtype.kind == "c"):
-        return None  # copy_into's two-step conversions and refusals
-    plan = cached_plan(dst_layout, src_layout, same)
-    if plan.path == "convert_via_scratch":
-        return None
     # The dtypes the kernel sees: the moved bits of a same-dtype copy, the typed views of a
     # conversion; a serial run calls the kernel's compiled entry for them (``walk.direct``).
     if same:
@@ -530,7 +521,7 @@ def bind(dst_layout: Layout, src_layout: Layout, dst_dtype, src_dtype):
     else:
         def run(dst, src):
             kernel(typed_view(dst), typed_view(src))
-    return run, (dhi, shi)
+    return run, (reach(dst_layout)[1], reach(src_layout)[1])
 
 
 # ---------------------------------------------------------------------------

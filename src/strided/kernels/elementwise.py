@@ -54,10 +54,11 @@ The scalar math, its accuracy and its special values are ``kernels.scalar``'s
 One rule set.  Each entry point (``unary``, ``binary``, ``where``) checks its buffers,
 layouts and dtypes, raising on anything wrong, then prepares the kernel call for exactly
 those layouts and buffer dtypes (``bind_kernels``: the plan, the integer arrays, numba's
-compiled entry), runs it, and returns it as ``(run, reach)`` (None for an empty output).
-The op layer keeps that pair (``ops.kept.Kept``) and runs it again on later calls with
-equal layouts once each buffer is at least ``reach[i]`` long: first and kept calls run the
-same prepared call, so nothing is decided twice.
+compiled entry) and runs it; with ``keep=True`` it returns that call as ``(run, reach)``
+(None for an empty output).  The op layer keeps the pair (``ops.kept.Kept``) and runs it
+again on later calls with equal layouts once each buffer is at least ``reach[i]`` long:
+first and kept calls run the same prepared call, so nothing is decided twice.  Every
+family of every backend has this contract (``backend.Backend``).
 
 Fused expressions.  ``expression_kernel`` is the family's entry point for ``strided.fuse``:
 the loops of ``kernels.loops`` around a group's expression (``fusion.lower.Source``), bound
@@ -291,14 +292,17 @@ def _parallel_min(op: str) -> int:
     return PARALLEL_MIN if op in HEAVY_OPS else PARALLEL_MIN * LIGHT_OP_FACTOR
 
 
-def _run(op: str, ks: dict, bufs: tuple, layouts: tuple, views=None):
+def _run(op: str, ks: dict, bufs: tuple, layouts: tuple, keep: bool, views=None):
     """Prepare the call of kernel set ``ks`` on checked ``layouts`` (the output first), run it
-    on ``bufs``, and return it prepared (``bind_kernels``) for the caller to keep."""
+    on ``bufs``, and return it prepared (``bind_kernels``) when the caller keeps it."""
     prepared = bind_kernels(ks, layouts, tuple(b.dtype for b in bufs), _parallel_min(op), views)
-    if prepared is not None:
-        prepared[0](*bufs)
-        if not getattr(prepared[0], "settled", True):  # it compiled on that call: prepare again, to call its entry
-            prepared = bind_kernels(ks, layouts, tuple(b.dtype for b in bufs), _parallel_min(op), views)
+    if prepared is None:
+        return None
+    prepared[0](*bufs)
+    if not keep:
+        return None
+    if not getattr(prepared[0], "settled", True):  # it compiled on that call: prepare again, to call its entry
+        prepared = bind_kernels(ks, layouts, tuple(b.dtype for b in bufs), _parallel_min(op), views)
     return prepared
 
 
@@ -396,7 +400,7 @@ def _following(lays: tuple) -> Layout:
     return dense if tuple(stride) == dense.stride else Layout(shape, stride, 0)
 
 
-def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> tuple | None:
+def unary(op: str, src, src_layout: Layout, out, out_layout: Layout, keep: bool = False) -> tuple | None:
     """``out = op(src)`` elementwise; out has src's dtype (``not`` takes and gives bool)."""
     if op not in UNARY_OPS:
         raise StridedError(f"unary: unknown op {op!r} (expected one of {', '.join(UNARY_OPS)})")
@@ -404,10 +408,11 @@ def unary(op: str, src, src_layout: Layout, out, out_layout: Layout) -> tuple | 
     _dtype_ok(op, UNARY_OPS[op].dtypes, src.dtype, "input")
     if out.dtype != src.dtype:
         raise DTypeError(f"{op}: expected an output of dtype {src.dtype}, got {out.dtype}")
-    return _run(op, _kernel_set(op, COMPUTE[src.dtype]), (out, src), (out_layout, src_layout))
+    return _run(op, _kernel_set(op, COMPUTE[src.dtype]), (out, src), (out_layout, src_layout), keep)
 
 
-def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> tuple | None:
+def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout,
+           keep: bool = False) -> tuple | None:
     """``out = op(a, b)`` elementwise; a, b and out share a compute dtype (out is bool for comparisons).
 
     f16, bf16 and f32 all compute in f32, so a half operand may meet an f32 one
@@ -428,10 +433,11 @@ def binary(op: str, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: L
             raise DTypeError(f"{op}: expected an output of dtype bool, got {out.dtype}")
     elif COMPUTE[out.dtype] != comp:
         raise DTypeError(f"{op}: expected an output computed in {comp} (as {a.dtype}), got {out.dtype}")
-    return _run(op, _kernel_set(op, comp), (out, a, b), (out_layout, a_layout, b_layout))
+    return _run(op, _kernel_set(op, comp), (out, a, b), (out_layout, a_layout, b_layout), keep)
 
 
-def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout) -> tuple | None:
+def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, out, out_layout: Layout,
+          keep: bool = False) -> tuple | None:
     """``out = a if cond else b`` elementwise; cond is bool, a, b and out share a dtype.
 
     Nothing is computed, so elements move as raw bits: both half types share the
@@ -445,7 +451,7 @@ def where(cond, cond_layout: Layout, a, a_layout: Layout, b, b_layout: Layout, o
         raise DTypeError(f"where: expected a, b and out of one dtype, got {a.dtype}, {b.dtype} and {out.dtype}")
     views = (None, None, None, None) if a.dtype not in HALF_VIEW else (_U16, None, _U16, _U16)  # moved as bits
     return _run("where", _kernel_set("where", ""), (out, cond, a, b), (out_layout, cond_layout, a_layout, b_layout),
-                views)
+                keep, views)
 
 
 # ---------------------------------------------------------------------------

@@ -468,8 +468,9 @@ def _broadcast_strides(shape, stride, nd):
 # the entry point
 
 
-def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None) -> MatmulPlan:
-    """c = a @ b (see the module docstring); returns the plan it ran.
+def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None, keep: bool = False):
+    """c = a @ b (see the module docstring); returns the plan it ran, or with ``keep`` the
+    product prepared to run again (``_prepared``; None where it is no BLAS product).
 
     Refuses, with a StridedError subclass naming matmul and the values, buffers
     that are not 1-D contiguous arrays of one supported dtype, a c that is
@@ -515,32 +516,26 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None)
             f"got a buffer of {len(c_buf)}"
         )
     if p.path == EMPTY:
-        return p
+        return None if keep else p
     if np.may_share_memory(c_buf, a_buf) or np.may_share_memory(c_buf, b_buf):
         raise StridedError("matmul: expected c not to overlap a or b (the result would overwrite its operands)")
     if p.path == ZERO:
         c_buf[: p.c_size] = 0
     elif p.path == BLAS:
         _run_blas(p, walk, a_buf, b_buf, c_buf)
+        if keep:
+            return _prepared(p, walk, dt)
     else:
         _run_int(p, walk, a_buf, b_buf, c_buf, dt == _BOOL)
-    return p
+    return None if keep else p
 
 
-def bind(a_layout, b_layout, dtype):
-    """A checked float product to repeat, or None when the operands need ``matmul``'s
-    checks: ``(run, (a_reach, b_reach, c_size))``; ``run(a, b, c)`` computes into a fresh
-    dense ``c`` of ``c_size`` elements, once the caller has checked that ``a`` and ``b`` are
-    1-D contiguous buffers of ``dtype`` at least ``a_reach`` and ``b_reach`` long."""
-    if np.dtype(dtype) not in _FLOATS:
-        return None
-    try:
-        p, walk = _prepare(a_layout, b_layout, True, threads.get_num_threads(), DEFAULT_CHUNK,
-                           _set_blas_threads is not None)
-    except (TypeError, StridedError):
-        return None
-    if p.path != BLAS or p.a_reach[0] < 0 or p.b_reach[0] < 0:
-        return None
+def _prepared(p: MatmulPlan, walk, dtype):
+    """The BLAS product ``matmul`` has just checked and run, as ``(run, (a_reach, b_reach,
+    c_size))``: ``run(a, b, c)`` computes it again into a fresh dense ``c`` of ``c_size``
+    elements, once the caller has checked that ``a`` and ``b`` are 1-D contiguous buffers of
+    ``dtype`` at least ``a_reach`` and ``b_reach`` long (made after the run: the kernel is
+    compiled, so a calling-thread run calls its entry)."""
     if p.blas_threads:
         def run(a, b, c):
             _run_blas(p, walk, a, b, c)

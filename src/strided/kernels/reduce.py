@@ -64,7 +64,6 @@ from .common import (
     check_in_buffer,
     check_layout,
     reach as _reach,
-    writes_twice,
 )
 from ..core import caches
 from ..core.errors import DTypeError
@@ -646,28 +645,45 @@ def _fill_out(out, out_layout: Layout, value: np.ndarray) -> None:
     )
 
 
-def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> None:
+def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout, keep: bool = False):
     """``out = op(src)`` over ``dims`` (sorted, distinct, possibly all or none).
 
     ``out_layout`` has src's shape with the reduced dims set to 1; the
-    accumulator is out's dtype.  ``op`` is one of sum, prod, max, min.
+    accumulator is out's dtype.  ``op`` is one of sum, prod, max, min.  With
+    ``keep``, returns the call it ran prepared to run again (``_prepared``), or None
+    where it ran none (an empty source or output).
     """
     check_op(op)
     dims = _check(op, src, src_layout, dims, out, out_layout)
     if not has_work(op, src.dtype, out.dtype, src_layout, dims, out_layout):
-        return
-    if src.dtype in HALF_VIEW:
-        src = src.view(HALF_VIEW[src.dtype])
+        return None
     if src_layout.numel == 0:  # sum or prod of nothing
         _fill_out(out, out_layout, _identity(op, out.dtype))
-        return
-    _runner(op, src_layout, out_layout, dims, out.dtype)(src, out)
+        return None
+    view = HALF_VIEW.get(src.dtype)
+    _runner(op, src_layout, out_layout, dims, out.dtype)(src if view is None else src.view(view), out)
+    return _prepared(op, src_layout, dims, out_layout, src.dtype, out.dtype) if keep else None
+
+
+def _prepared(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype, acc):
+    """The reduction ``reduce`` has just checked and run, as ``(run, reach)``: ``run(src, out)``
+    runs it again on buffers of these numpy dtypes once the caller has checked ``len(src) >=
+    reach[0]`` and ``len(out) >= reach[1]``.  Made after the run, so that the kernel is
+    compiled and a serial run calls its entry."""
+    view = HALF_VIEW.get(src_dtype)
+    run = _runner(op, src_layout, out_layout, dims, acc, src_dtype if view is None else view)
+    if view is not None:
+        inner = run
+
+        def run(src, out):
+            inner(src.view(view), out)
+    return run, (_reach(src_layout)[1], _reach(out_layout)[1])
 
 
 def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: np.dtype, src_dtype=None):
     """``run(src, out)``: the planned reduction kernel on buffers already checked for these
     layouts (src as the kernels see it: half types as their bit views).  With ``src_dtype``,
-    the dtype of every src it will be given (``bind``'s), a serial run calls the kernel's
+    the dtype of every src it will be given (``_prepared``'s), a serial run calls the kernel's
     compiled entry (``walk.direct``)."""
     p, (kshape, kst, rshape, rst) = plan_and_arrays(
         src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
@@ -710,32 +726,6 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
             def run(src, out):
                 k(src, out, none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems, ident)
     return run
-
-
-def bind(op: str, src_layout: Layout, dims: tuple, out_layout: Layout, src_dtype, out_dtype):
-    """A checked reduction to repeat, or None when the operands need ``reduce``'s checks
-    (which then say what is wrong): ``(run, reach)``; ``run(src, out)`` reduces buffers of
-    these numpy dtypes once the caller has checked ``len(src) >= reach[0]`` and
-    ``len(out) >= reach[1]``.  ``dims`` are sorted and distinct."""
-    src_dtype, out_dtype = np.dtype(src_dtype), np.dtype(out_dtype)
-    if op not in REDUCE_OPS or out_dtype not in NATIVE:
-        return None
-    view = HALF_VIEW.get(src_dtype)
-    if (view is not None and out_dtype != np.float32) or (view is None and src_dtype not in NATIVE):
-        return None
-    keep = tuple(1 if d in dims else n for d, n in enumerate(src_layout.shape))
-    if out_layout.shape != keep or writes_twice(out_layout) or src_layout.numel == 0 or out_layout.numel == 0:
-        return None
-    (slo, shi), (olo, ohi) = _reach(src_layout), _reach(out_layout)
-    if slo < 0 or olo < 0:
-        return None
-    run = _runner(op, src_layout, out_layout, dims, out_dtype, src_dtype if view is None else view)
-    if view is not None:
-        inner = run
-
-        def run(src, out):
-            inner(src.view(view), out)
-    return run, (shi, ohi)
 
 
 def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:

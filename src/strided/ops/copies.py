@@ -43,10 +43,9 @@ def copy_to(t: Tensor, dtype: DType, name: str) -> Tensor:
     store = alloc_on(s.device, lay.numel, dtype.np, name)
     out = Tensor(store, lay, dtype)
     K = BACKENDS[s.device]
-    K.copy.copy_into(out._storage.data, lay, s.data, t.layout)
-    bound = K.copy.bind(lay, t.layout, dtype.np, s.data.dtype)
-    if bound is not None:
-        run, reach = bound
+    prepared = K.copy.copy_into(out._storage.data, lay, s.data, t.layout, keep=True)
+    if prepared is not None:
+        run, reach = prepared
         _BOUND.put((t.layout, t.dtype, dtype, s.device), Kept(run, reach[1:], [s.data.dtype], lay, dtype, s.device))
     out._op = Op(name, (t,), {}) if (t._is_var or t._op is not None) else None
     return out

@@ -211,10 +211,11 @@ def kernel_unary(op: str, t: Tensor) -> Tensor:
     K = _kernels(op, src)
     lay = K.elementwise.output_layout(t.shape, src.layout)
     out = _dense(lay, dt.WIDENED.get(want, want), src._storage.device)
-    prepared = K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout)
+    keep = src is t and out.dtype is want  # kept: the operand went to the kernel as it came
+    prepared = K.elementwise.unary(spec.kernel, src._storage.data, src.layout, out._storage.data, out.layout, keep)
     if out.dtype is not want:
         return record(to_dtype(out, want), op, (t,))
-    if src is t:
+    if keep:
         _remember((op, t.layout, t.dtype, t._storage.device), out, prepared, [t._storage.data])
     return record(out, op, (t,))
 
@@ -386,20 +387,20 @@ def kernel_binary(op: str, a, b) -> Tensor:
     # computed in 32 bits and narrowed here.  On the operands' device (``_kernels`` checked
     # that they share one).
     out = _dense(lay, dt.WIDENED.get(want, want), tensors[0]._storage.device)
-    prepared = K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout)
-    if out.dtype is not want:
-        return record(to_dtype(out, want), op, tensors, operands=(a, b))
-    if (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
+    key = None  # kept: operands that went to the kernel as they came, under a key a kept call can find
+    if out.dtype is want and (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
         if ta and tb:
             key = (op, a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device)
         elif ta and type(b) in (float, int):
             key = (op, a.layout, type(b), a.dtype, a._storage.device)
         elif tb and type(a) in (float, int):
             key = (op, type(a), b.layout, b.dtype, b._storage.device)
-        else:
-            key = None
-        if key is not None:
-            _remember(key, out, prepared, bufs)
+    prepared = K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout,
+                                    key is not None)
+    if out.dtype is not want:
+        return record(to_dtype(out, want), op, tensors, operands=(a, b))
+    if key is not None:
+        _remember(key, out, prepared, bufs)
     return record(out, op, tensors, operands=(a, b))
 
 

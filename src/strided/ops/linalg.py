@@ -92,13 +92,14 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     cbuf = store.data
     # The kernel checks both layouts against their buffers before it reads anything.
     a_lay, b_lay = (a_shape, a_stride, alay.offset), (b_shape, b_stride, blay.offset)
-    K.matmul.matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk)
-    if (K.HOST_MEMORY and want is comp and abuf is a._storage.data and bbuf is b._storage.data  # kept: host pool
-            and _chunk is None and numel):
-        bound = K.matmul.bind(a_lay, b_lay, comp.np)
-        if bound is not None:
-            _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
-                      Kept(bound[0], bound[1][:2], (comp.np, comp.np), contiguous_layout(out_shape), want, device))
+    # Kept: a host product of the operands' own buffers, rounded or narrowed nowhere.
+    keep = bool(K.HOST_MEMORY and want is comp and abuf is a._storage.data and bbuf is b._storage.data
+                and _chunk is None and numel)
+    got = K.matmul.matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk, keep=keep)
+    if keep and got is not None:
+        run, reach = got
+        _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
+                  Kept(run, reach[:2], (comp.np, comp.np), contiguous_layout(out_shape), want, device))
 
     if want is not comp and not K.HOST_MEMORY:  # narrowed on the device
         store = Tensor(store, contiguous_layout(out_shape), comp).to_dtype(want)._storage

@@ -83,7 +83,9 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     out = empty(keep_shape, acc, device=t.device)
     K = BACKENDS[t._storage.device]
     kop = "sum" if op == "mean" else op
-    K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout)
+    keep = src is t and want is acc and (type(dim) is int or dim is None)  # kept under (op, dim, ...)
+    prepared = K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout, keep)
+    keep_layout = out.layout
     count = None
     if op == "mean":
         count = 1
@@ -94,14 +96,12 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
             out._storage.data[...] /= count
         else:  # a device buffer is divided on the device (a scalar takes the tensor's dtype)
             out = binary("div", out, count)
-    if src is t and want is acc and (type(dim) is int or dim is None):
-        bound = K.reduce.bind(kop, t.layout, dims, out.layout, t._storage.data.dtype, acc.np)
-        if bound is not None:
-            run, reach = bound
-            final = out.layout if keepdim or not dims else out.layout.squeeze(dims)
-            _BOUND.put((op, t.layout, t.dtype, dim, keepdim, t._storage.device),
-                       Kept(run, reach, [t._storage.data.dtype], final, want, t._storage.device, acc.np,
-                            (count, out.layout, dims)))
+    if prepared is not None:
+        run, reach = prepared
+        final = keep_layout if keepdim or not dims else keep_layout.squeeze(dims)
+        _BOUND.put((op, t.layout, t.dtype, dim, keepdim, t._storage.device),
+                   Kept(run, reach, [t._storage.data.dtype], final, want, t._storage.device, acc.np,
+                        (count, keep_layout, dims)))
     if want is not acc:
         out = to_dtype(out, want)
     res = record(out, op, (t,), dims=dims, keepdim=True)
