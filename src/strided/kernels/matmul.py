@@ -634,25 +634,25 @@ def _pack(src, base, rows, cols, sr, sc, dst, row_major):
                 dst[d + i] = src[s + i * sr]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _tile(x, off, mode, ld, sr, sc, r0, c0, rows, cols, packed, last):
-    """(pointer, transpose flag, leading dim) of the rows x cols tile at (r0, c0) of the matrix
-    at ``off`` in ``x``, as BLAS reads it transposed (row-major memory is a Fortran
-    transpose): in place for ROW ('N') and COL ('T'), else packed into ``packed`` (in the
-    order of ``mode``) unless ``last`` (base, rows, cols) says it is there already."""
+    """(pointer, transpose flag, leading dim, what ``packed`` now holds) of the rows x cols
+    tile at (r0, c0) of the matrix at ``off`` in ``x``, as BLAS reads it transposed (row-major
+    memory is a Fortran transpose): in place for ROW ('N') and COL ('T'), else packed into
+    ``packed`` (in the order of ``mode``) unless ``last``, the (base, rows, cols) it holds,
+    says it is there already.  ``last`` is a tuple passed back and forth, not an array, so
+    that a small product does not pay two heap allocations on every call."""
     if mode == ROW:
-        return _ptr(x, off + r0 * ld + c0), 78, ld  # 'N'
+        return _ptr(x, off + r0 * ld + c0), 78, ld, last  # 'N'
     if mode == COL:
-        return _ptr(x, off + r0 + c0 * ld), 84, ld  # 'T'
+        return _ptr(x, off + r0 + c0 * ld), 84, ld, last  # 'T'
     base = off + r0 * sr + c0 * sc
     if base != last[0] or rows != last[1] or cols != last[2]:
         _pack(x, base, rows, cols, sr, sc, packed, mode == PACK_ROW)
-        last[0] = base
-        last[1] = rows
-        last[2] = cols
+        last = (base, rows, cols)
     if mode == PACK_ROW:
-        return _ptr(packed, 0), 78, max(1, cols)
-    return _ptr(packed, 0), 84, max(1, rows)
+        return _ptr(packed, 0), 78, max(1, cols), last
+    return _ptr(packed, 0), 84, max(1, rows), last
 
 
 @njit(cache=True, nogil=True)
@@ -680,9 +680,8 @@ def _gemm_range(a, b, c, m, n, k,
     kc_max = min(k, chunk)
     pa = np.empty(mc_max * kc_max if a_mode >= PACK_ROW else 1, c.dtype)
     pb = np.empty(kc_max * nc_max if b_mode >= PACK_ROW else 1, c.dtype)
-    last_a = np.zeros(3, np.int64)  # (base, rows, cols) of the tile now in pa; base -1 means none
-    last_a[0] = -1
-    last_b = last_a.copy()  # the same for pb
+    last_a = (-1, 0, 0)  # (base, rows, cols) of the tile now in pa; base -1 means none
+    last_b = last_a  # the same for pb
     double = c.itemsize == 8
 
     nd = bshape.shape[0]
@@ -694,11 +693,12 @@ def _gemm_range(a, b, c, m, n, k,
             for p0 in range(0, k, chunk):
                 kc = min(chunk, k - p0)
                 # Second Fortran operand: the A tile (mc x kc) as A^T (kc x mc).
-                a_ptr, ch[1], ints[4] = _tile(a, oa, a_mode, a_ld, a_sr, a_sc, i0, p0, mc, kc, pa, last_a)
+                a_ptr, ch[1], ints[4], last_a = _tile(a, oa, a_mode, a_ld, a_sr, a_sc, i0, p0, mc, kc, pa, last_a)
                 for j0 in range(j_lo, j_hi, chunk):
                     nc = min(chunk, j_hi - j0)
                     # First Fortran operand: the B tile (kc x nc) as B^T (nc x kc).
-                    b_ptr, ch[0], ints[3] = _tile(b, ob, b_mode, b_ld, b_sr, b_sc, p0, j0, kc, nc, pb, last_b)
+                    b_ptr, ch[0], ints[3], last_b = _tile(b, ob, b_mode, b_ld, b_sr, b_sc, p0, j0, kc, nc, pb,
+                                                          last_b)
                     ints[0] = nc
                     ints[1] = mc
                     ints[2] = kc

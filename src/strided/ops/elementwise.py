@@ -305,38 +305,30 @@ def binary_fn(op: str, operator: bool = False):
                     out = e.two(op, a, b)
                     if out is not None:
                         return out
-            elif type(b) is float or type(b) is int:
-                e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
-                if e is not None:
-                    out = _with_scalar(e, op, a, b, False)
-                    if out is not None:
-                        return out
+                return slow(op, a, b)
+            if type(b) is not float and type(b) is not int:
+                return slow(op, a, b)
+            t, x, i = a, b, 0  # the tensor, the Python scalar, the tensor's place
+            e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
         elif isinstance(b, Tensor) and (type(a) is float or type(a) is int):
+            t, x, i = b, a, 1
             e = bound.get((op, type(a), b.layout, b.dtype, b._storage.device))
-            if e is not None:
-                out = _with_scalar(e, op, a, b, True)
-                if out is not None:
-                    return out
+        else:
+            return slow(op, a, b)
+        if e is not None:
+            d = t._storage.data
+            v = _scalar_buffer(x, e.types[1 - i])
+            if v is not None and len(d) >= e.reach[i] and d.dtype is e.types[i]:
+                out = e.result(Op(op, (t,), {"operands": (a, b)}) if t._is_var or t._op is not None else None)
+                if i:
+                    e.run(out._storage.data, v, d)
+                else:
+                    e.run(out._storage.data, d, v)
+                return out
         return slow(op, a, b)
 
     fn.__name__ = fn.__qualname__ = op
     return fn
-
-
-def _with_scalar(e, op: str, a, b, first: bool):
-    """The kept call ``a op b`` where one operand is a Python scalar (``a`` when ``first``): the
-    result, or None when the tensor's buffer or the scalar does not fit the kept decision ``e``."""
-    t, x, i = (b, a, 1) if first else (a, b, 0)
-    d = t._storage.data
-    v = _scalar_buffer(x, e.types[1 - i])
-    if v is None or len(d) < e.reach[i] or d.dtype is not e.types[i]:
-        return None
-    out = e.result(Op(op, (t,), {"operands": (a, b)}) if t._is_var or t._op is not None else None)
-    if first:
-        e.run(out._storage.data, v, d)
-    else:
-        e.run(out._storage.data, d, v)
-    return out
 
 
 def _operator_binary(op: str, a, b):
