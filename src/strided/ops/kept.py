@@ -34,13 +34,6 @@ class Kept:
         self.extra = extra
         self.alloc = ALLOCATORS[device]
 
-    def fits(self, *bufs) -> bool:
-        """Whether ``bufs`` (the inputs, in order) are what ``run`` was prepared for."""
-        for b, n, t in zip(bufs, self.reach, self.types):
-            if len(b) < n or b.dtype is not t:
-                return False
-        return True
-
     def one(self, name: str, t):
         """The kept call ``name(t)`` of one tensor (``run(out, buffer)``, recorded with no
         context): the result, or None when ``t``'s buffer is not what ``run`` was prepared for."""
