@@ -577,7 +577,6 @@ def _make_arg(better):
                         c * nitems // nch, (c + 1) * nitems // nch)
 
     own_name(tag, p_inner, p_outer)
-    _RUNS[tag] = reduce_run
     return {(INNER, False): s_inner, (INNER, True): njit(parallel=True, **_JIT)(p_inner),
             (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
