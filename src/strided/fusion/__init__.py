@@ -5,7 +5,9 @@ signature into a graph of op-table ops (``fusion.trace``) and lowers it for the 
 the call (``fusion.lower``): every maximal chain of elementwise ops, casts, ``where`` and
 the views between them becomes one generated kernel that reads each leaf through its own
 layout and writes its result once, in the inputs' memory order; reductions and products
-end a group.  Results are eager's bit for bit (``fusion.lower``'s docstring says why).
+end a group.  A function whose reductions all run along the last dim (softmax, layer
+norm) is instead one kernel that walks the rows once (``fusion.rows``).  Results are
+eager's bit for bit (``fusion.lower``'s docstring says why).
 
 Signatures.  A call is looked up by its tensors' layouts and dtypes and its other
 arguments' values: a hit replays the lowered program (a check of each buffer, the

@@ -14,6 +14,7 @@ from ..core import caches
 from ..core.errors import StridedError
 from ..tensor import Op, Tensor
 from .lower import Stale, lower
+from .rows import lower_rows
 from .trace import MixedDevices, Unfusable, trace
 
 __all__ = ["fuse", "Fused", "Unfusable"]
@@ -87,7 +88,7 @@ class Fused:
                 return self._eager(args, "arguments that are not tensors or scalars")
             try:
                 g = self.graph(*args)
-                prog, env = lower(g, args)
+                prog, env = lower_rows(g, args) or lower(g, args)
             except MixedDevices:
                 return self.fn(*args)  # the eager op that mixes the devices says so, as unfused
             except Unfusable as e:
@@ -125,7 +126,7 @@ class Fused:
         layout it reads each leaf through; reductions and products as the eager steps they are."""
         try:
             g = self.graph(*args)
-            prog, _ = lower(g, args)
+            prog, _ = lower_rows(g, args) or lower(g, args)
         except Unfusable as e:
             return f"not fused: {e}"
         head = f"{getattr(self.fn, '__qualname__', self.fn)}: {len(g.nodes)} traced nodes, " \

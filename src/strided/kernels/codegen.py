@@ -37,7 +37,7 @@ __all__ = ["load", "kernel_dir", "fingerprint", "FINGERPRINTED"]
 
 # The modules whose code generated kernels call through their globals.  tests/kernels/
 # test_codegen.py checks that every module a generated source names is in this list.
-FINGERPRINTED = ("codegen", "half", "walk", "scalar", "optable", "loops", "common")
+FINGERPRINTED = ("codegen", "half", "walk", "scalar", "optable", "loops", "common", "reduce")
 
 _STATE: dict = {}
 

@@ -88,7 +88,7 @@ from .walk import carry, direct, launch, seek
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
-__all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims", "run_function"]
+__all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims", "row_parts"]
 
 
 # A source may hold any of common.DTYPES, an output (the accumulator) any of common.NATIVE.
@@ -106,7 +106,7 @@ _leaf_jitable = register_jitable(error_model="numpy", fastmath={"reassoc"})
 # combining functions
 
 
-_RUNS: dict = {}  # combining function's name -> its reduce_run (``run_function``)
+_PARTS = caches.table("reduce.row_parts", "combining function's name (its leaf, push and fold)")
 
 
 def _sum_and_prod(jitable):
@@ -296,22 +296,6 @@ def _make_reduce(comb, leaf_comb):
             sp = push(vals, lvls, sp, cur)
         return fold(vals, sp, ident)
 
-    @_jitable
-    def reduce_run(src, p, s, n, ident, vals, lvls, buf):
-        """The ``n`` elements from ``p`` at stride ``s`` (n >= 1), reduced in the order
-        ``inner_outputs`` reduces an output's one reduced dim: one leaf up to BLOCK elements,
-        else BLOCK-element leaves in the pairwise cascade.  For generated kernels that reduce
-        rows of their own (``strided.fuse``'s row programs)."""
-        if n <= BLOCK:
-            return leaf(src, p, s, n, ident, buf)
-        sp = 0
-        k = 0
-        while k < n:
-            b = min(BLOCK, n - k)
-            sp = push(vals, lvls, sp, leaf(src, p + k * s, s, b, ident, buf))
-            k += b
-        return fold(vals, sp, ident)
-
     def inner_outputs(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, p0, p1, identa):
         """INNER: outputs [p0, p1), each reducing all of its R points."""
         ident = identa[0]
@@ -444,7 +428,7 @@ def _make_reduce(comb, leaf_comb):
                     r = comb(r, part[wc * nrs + rp, k])
                 out[q + k * so] = r
 
-    own_name(tag, leaf, push, fold, reduce_range, reduce_run, inner_outputs, inner_partial, inner_finish, outer_items, outer_finish)
+    own_name(tag, leaf, push, fold, reduce_range, inner_outputs, inner_partial, inner_finish, outer_items, outer_finish)
     s_inner = njit(**_JIT)(inner_outputs)
     s_outer = njit(**_JIT)(outer_items)
     inner_outputs = _jitable(inner_outputs)
@@ -475,7 +459,7 @@ def _make_reduce(comb, leaf_comb):
             outer_finish(part, out, kshape, kst, ooff, ncol, width, nrs, nitems // nrs)
 
     own_name(tag, p_inner, p_outer)
-    _RUNS[tag] = reduce_run
+    _PARTS[tag] = (leaf, push, fold)
     return {(INNER, False): s_inner, (INNER, True): njit(parallel=True, **_JIT)(p_inner),
             (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
@@ -600,13 +584,16 @@ _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
 
-def run_function(op: str):
-    """The jitable ``reduce_run(src, p, s, n, ident, vals, lvls, buf)`` of ``op`` (sum, prod,
-    max, min): one strided run reduced exactly as this family reduces a row.  ``vals`` and
-    ``lvls`` are ``STACK``-long scratch (the accumulator's dtype, int64); ``buf`` is
-    ``_scratch``'s (empty for every dtype but the halves' bits)."""
+def row_parts(op: str) -> tuple:
+    """The jitables a generated kernel reduces a row of its own with, exactly as this
+    family's INNER path reduces one (``strided.fuse``'s row programs): ``leaf(src, p, s, m,
+    ident, buf)`` for up to ``BLOCK`` elements; longer rows push each BLOCK-element leaf with
+    ``sp = push(vals, lvls, sp, v)`` and finish with ``fold(vals, sp, ident)``.  ``vals`` and
+    ``lvls`` are ``STACK``-long scratch (the accumulator's dtype, int64); ``buf`` is empty
+    for every dtype but the halves' bits.  The caller writes that loop itself: behind one
+    more function boundary LLVM no longer vectorises the leaf as well."""
     _kernel_set(op)
-    return _RUNS[_COMB[op][0].__name__]
+    return _PARTS[_COMB[op][0].__name__]
 
 
 def _kernel_set(op: str) -> dict:
