@@ -242,11 +242,10 @@ def _source(w: _Writer, out_call: str, nleaves: int) -> str:
     body += ["    " + line for line in row]
     return (_HEAD + runs + "\n" + "\n".join(w.defs) + "\n\n\n"
             + f"def rows(out, {xs}, lshape, lst, offs, N, r0, r1):\n" + "".join(f"    {b}\n" for b in body)
-            + "\n\nrows = jitable(rows)\n\n\n"
+            + '\n\nSERIAL = njit(cache=CACHE, error_model="numpy")(rows)\n\n\n'
             + f"def p_rows(out, {xs}, lshape, lst, offs, N, R, nch):\n"
             + "    for c in prange(nch):\n"
-            + f"        rows(out, {xs}, lshape, lst, offs, N, c * R // nch, (c + 1) * R // nch)\n\n\n"
-            + 'SERIAL = njit(cache=CACHE, error_model="numpy")(rows)\n'
+            + f"        SERIAL(out, {xs}, lshape, lst, offs, N, c * R // nch, (c + 1) * R // nch)\n\n\n"
             + 'PARALLEL = njit(parallel=True, cache=CACHE, error_model="numpy")(p_rows)\n')
 
 

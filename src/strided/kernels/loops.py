@@ -201,25 +201,27 @@ _MODES = {
     "bits": (lambda v: v, lambda buf, v: v),
 }
 
+# The parallel drivers call the serial kernels' dispatchers, not their bodies: the body is
+# typed and compiled once (and a parallel first call compiles little more than a serial one).
 _DRIVERS = """
-runs = jitable(runs)
-tiles = jitable(tiles)
+s_runs = njit(cache=CACHE, error_model="numpy")(runs)
+s_tiles = njit(cache=CACHE, error_model="numpy")(tiles)
 
 
 def p_runs(out, {xs}, shape, st, offs, total, nch, path):
     for c in prange(nch):
-        runs(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
+        s_runs(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
 
 
 def p_tiles(out, {xs}, shape, st, offs, total, nch, tile):
     for c in prange(nch):
-        tiles(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
+        s_tiles(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
 
 
 KERNELS = {{
-    (False, False): njit(cache=CACHE, error_model="numpy")(runs),
+    (False, False): s_runs,
     (False, True): njit(parallel=True, cache=CACHE, error_model="numpy")(p_runs),
-    (True, False): njit(cache=CACHE, error_model="numpy")(tiles),
+    (True, False): s_tiles,
     (True, True): njit(parallel=True, cache=CACHE, error_model="numpy")(p_tiles),
 }}
 """
