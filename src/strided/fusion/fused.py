@@ -103,9 +103,11 @@ class Fused:
         outs = [env[o.index] for o in g.outputs]
         if tracked:
             inputs = tuple(a for a in args if isinstance(a, Tensor))
+            # the products' results, which the backward reads rather than computes again
+            saved = tuple((n.index, env[n.index]) for n in g.nodes if n.kind == "matmul" and n.index in env)
             for k, t in enumerate(outs):
                 outs[k] = t = Tensor(t._storage, t.layout, t.dtype)  # one recorded node per output
-                t._op = Op("fused", inputs, {"fused": self, "graph": g, "output": k, "args": args})
+                t._op = Op("fused", inputs, {"fused": self, "graph": g, "output": k, "args": args, "saved": saved})
         if g.structure is None:
             return outs[0]
         return g.structure(outs)

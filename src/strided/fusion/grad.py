@@ -14,9 +14,11 @@ arguments and the output's gradient that
   added in visiting order).
 
 ``vjp`` is itself fused, so the forward values the rules need are recomputed inside the
-backward's kernels rather than stored.  Where a rule cannot be traced (the gradient of a
-slice is a write into zeros; max's takes an argmax) the fused backward runs eagerly with
-the same rules, so the gradients are eager's either way.
+backward's kernels rather than stored, but for the products: the forward's results are
+passed to ``vjp`` (BLAS would cost what the rest of the backward does).  Where a rule
+cannot be traced (the gradient of a slice is a write into zeros; max's takes an argmax)
+the fused backward runs eagerly with the same rules, so the gradients are eager's either
+way.
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ __all__ = ["fused_back"]
 
 def fused_back(node, op, g):
     f, graph, k, args = op.ctx["fused"], op.ctx["graph"], op.ctx["output"], op.ctx["args"]
+    saved = op.ctx["saved"]
     tracked = tuple(isinstance(a, Tensor) and (a._is_var or a._op is not None) for a in args)
-    key = (graph.key(), k, tracked)
+    key = (graph.key(), k, tracked, tuple(i for i, _ in saved))
     bwd = f._backward.get(key)
     if bwd is None:
-        bwd = f._backward[key] = Fused(_vjp(graph, k, tracked, args), quiet=True)
-    got = dict(zip(bwd.fn.positions, bwd(*(a.detach() if isinstance(a, Tensor) else a for a in args), g.detach())))
+        bwd = f._backward[key] = Fused(_vjp(graph, k, tracked, tuple(i for i, _ in saved)), quiet=True)
+    xs = (a.detach() if isinstance(a, Tensor) else a for a in args)
+    got = dict(zip(bwd.fn.positions, bwd(*xs, *(t.detach() for _, t in saved), g.detach())))
     return [got.get(pos) for pos, a in enumerate(args) if isinstance(a, Tensor)]
 
 
@@ -89,11 +93,14 @@ def _order(graph: Graph, root: Node, tracks: dict) -> list:
     return order
 
 
-def _replay(graph: Graph, xs) -> dict:
-    """A value per node, each op applied to its operands as written (Tensors or traced values)."""
+def _replay(graph: Graph, xs, saved: dict) -> dict:
+    """A value per node, each op applied to its operands as written (Tensors or traced
+    values); the nodes in ``saved`` take their value from there."""
     v = {}
     for n in graph.nodes:
-        if n.kind == "input":
+        if n.index in saved:
+            v[n.index] = saved[n.index]
+        elif n.kind == "input":
             v[n.index] = xs[n.params]
         elif n.kind == "tensor":
             v[n.index] = n.value
@@ -208,7 +215,8 @@ def _number(x) -> bool:
     return not isinstance(x, Tensor) and not hasattr(type(x), "__strided_trace__")
 
 
-def _vjp(graph: Graph, k: int, tracked, args):
+def _vjp(graph: Graph, k: int, tracked, saved: tuple):
+    """The backward of output ``k``: ``vjp(*args, *values of the nodes in saved, g)``."""
     tracks = _tracks(graph, tracked)
     root = graph.outputs[k]
     order = _order(graph, root, tracks) if tracks[root.index] else []
@@ -216,7 +224,8 @@ def _vjp(graph: Graph, k: int, tracked, args):
 
     def vjp(*xs_and_g):
         *xs, g = xs_and_g
-        v = _replay(graph, xs)
+        xs, kept = xs[:len(xs) - len(saved)], xs[len(xs) - len(saved):]
+        v = _replay(graph, xs, dict(zip(saved, kept)))
         grads = {root.index: g}
         for n in order:
             gn = grads.get(n.index)
