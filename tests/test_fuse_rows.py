@@ -168,3 +168,31 @@ def test_drawn_row_layouts_are_eagers_bits(lead, n, name, dtype, perm, flip, ste
     w, b = _weights(n, dtype)
     got = FUSED[name](x, w, b)
     _same(got, FNS[name](x, w, b))
+
+
+PER_ROW = {
+    "logsumexp": lambda x: x.logsumexp(-1),
+    "logsumexp keepdim": lambda x: x.logsumexp(-1, keepdim=True),
+    "var": lambda x: x.var(-1),
+    "std keepdim, corrected": lambda x: x.std(-1, keepdim=True, correction=1),
+    "scaled mean": lambda x: x.mean(-1) * 2 - x.max(-1),
+}
+FUSED_PER_ROW = {name: sd.fuse(fn) for name, fn in PER_ROW.items()}
+
+
+@pytest.mark.parametrize("name", sorted(PER_ROW))
+@pytest.mark.parametrize("shape", [(6, 9), (2, 3, 5), (7,)])
+def test_one_value_per_row_is_a_row_program_with_eagers_bits(name, shape):
+    x = sd.from_numpy(_array(shape, np.float64 if len(shape) == 3 else np.float32, nan=len(shape) == 2))
+    _same(FUSED_PER_ROW[name](x), PER_ROW[name](x))
+    assert "(rows" in FUSED_PER_ROW[name].explain(x)
+
+
+def test_a_per_row_value_broadcast_along_the_row_itself_is_left_to_the_group_lowering():
+    def fn(x):
+        return x - x.mean(-1)  # (n,) against (n, n): the means run along the last dim
+
+    x = sd.from_numpy(_array((6, 6), np.float32))
+    f = sd.fuse(fn)
+    _same(f(x), fn(x))
+    assert "(rows" not in f.explain(x)

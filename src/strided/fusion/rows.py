@@ -11,15 +11,16 @@ writes the output row, so every pass after the first reads the row from cache.
 ``lower_rows(graph, args)`` returns the ``Program`` (one ``Kernel`` step, the same object
 ``lower`` makes, so its checks, kept call and ``explain`` are shared), or None where the
 graph is not a row program; ``lower`` then lowers it group by group.  A graph is a row
-program when, on the CPU, its one output has a last dim ``N >= 2``, it holds at least one
-reduction, and every node it needs is:
+program when, on the CPU, it holds at least one reduction, all its reductions read values
+of one shape (the rows, last dim ``N >= 2``), its one output is of that shape or one value
+per row (logsumexp, var, std: with or without the last dim), and every node it needs is:
 
-- an argument (any dtype but the 16-bit ones) that broadcasts to the output's shape,
-  read through its own layout, which reads along its rows at stride 1 or 0;
+- an argument (any dtype but the 16-bit ones) that broadcasts to the rows' shape, read
+  through its own layout, which reads along its rows at stride 1 or 0;
 - a constant, an op-table op, a cast or ``where`` (per element, or once per row when
-  nothing in it varies along the row), or ``detach``;
-- sum, mean, max or min of f32 or f64 over the last dim with ``keepdim=True``, of a
-  value of the output's shape.
+  nothing in it varies along the row), ``detach``, or the ``squeeze`` of the last dim of
+  a value per row;
+- sum, mean, max or min of f32 or f64 over the last dim.
 
 Same answers as eager.  Each op computes and rounds as in ``lower`` (``expression_source``).
 A row is reduced with ``kernels.reduce.row_parts``: the leaves and the cascade eager's
@@ -61,14 +62,13 @@ def _last_dim_only(dim, nd: int) -> bool:
 
 
 def _classify(graph: Graph, args: tuple):
-    """(output node, the nodes it needs in order, their kinds, detach aliases), or None."""
+    """(output node, the nodes it needs in order, their kinds, detach and squeeze aliases, the
+    shape the rows make up), or None.  Kinds: "row" (varies along a row), "scalar" (one
+    value per row, last dim 1), "squeezed" (one per row, last dim dropped: a reduction
+    without keepdim, and what is computed from it alone), "const"."""
     if graph.device not in (None, "cpu") or graph.structure is not None or len(graph.outputs) != 1:
         return None
     out = graph.outputs[0]
-    shape = out.shape
-    nd = len(shape)
-    if nd == 0 or shape[-1] < 2 or out.dtype not in _FLOATS:
-        return None
     need, stack = set(), [out]
     while stack:
         n = stack.pop()
@@ -76,15 +76,25 @@ def _classify(graph: Graph, args: tuple):
             need.add(n.index)
             stack.extend(n.args)
     nodes = [n for n in graph.nodes if n.index in need]
-    if not any(n.kind == "reduce" for n in nodes):
+    reductions = [n for n in nodes if n.kind == "reduce"]
+    if not reductions or out.dtype not in _FLOATS:
+        return None
+    shape = reductions[0].args[0].shape
+    nd = len(shape)
+    if nd == 0 or shape[-1] < 2:
         return None
     kind, alias = {}, {}
     n_last = shape[-1]
     for n in nodes:
-        if len(n.shape) > nd:
-            return None
+        ks = {kind[alias.get(a.index, a.index)] for a in n.args}
+        if "squeezed" in ks:  # only per-row values of their own: its shape is the rows' alone
+            if ks - {"squeezed", "const"} or n.shape != shape[:-1] or n.kind not in ("ew", "cast", "where"):
+                return None
+            kind[n.index] = "squeezed"
+            continue
         padded = (1,) * (nd - len(n.shape)) + n.shape
-        if any(a not in (1, b) for a, b in zip(padded, shape)):
+        if n.kind not in ("reduce", "view") and (len(n.shape) > nd or any(
+                a not in (1, b) for a, b in zip(padded, shape))):
             return None
         if n.kind == "input":
             t = args[n.params]
@@ -94,23 +104,26 @@ def _classify(graph: Graph, args: tuple):
         elif n.kind == "const":
             kind[n.index] = "const"
         elif n.kind in ("ew", "cast", "where"):
-            ks = {kind[alias.get(a.index, a.index)] for a in n.args}
             kind[n.index] = "row" if "row" in ks else "scalar" if "scalar" in ks else "const"
-        elif n.kind == "view" and n.op == "detach":
+        elif n.kind == "view" and n.op == "detach" and n.shape == n.args[0].shape:
             alias[n.index] = alias.get(n.args[0].index, n.args[0].index)
             kind[n.index] = kind[alias[n.index]]
+        elif n.kind == "view" and n.op == "squeeze" and ks == {"scalar"} and n.shape == shape[:-1] \
+                and len(n.args[0].shape) == nd:
+            alias[n.index] = alias.get(n.args[0].index, n.args[0].index)
+            kind[n.index] = "squeezed"
         elif n.kind == "reduce":
             (a,) = n.args
             dim, keepdim = n.params
-            if (n.op not in _RUN or not keepdim or not _last_dim_only(dim, nd) or a.shape != shape
-                    or kind[alias.get(a.index, a.index)] != "row" or n.dtype not in _FLOATS or a.dtype is not n.dtype):
+            if (n.op not in _RUN or not _last_dim_only(dim, nd) or a.shape != shape or ks != {"row"}
+                    or n.dtype not in _FLOATS or a.dtype is not n.dtype):
                 return None
-            kind[n.index] = "scalar"
+            kind[n.index] = "scalar" if keepdim else "squeezed"
         else:
             return None
-    if kind[out.index] != "row":
+    if kind[out.index] == "const" or kind[out.index] == "row" and out.shape != shape:
         return None
-    return out, nodes, kind, alias
+    return out, nodes, kind, alias, shape
 
 
 class _Writer:
@@ -150,7 +163,7 @@ class _Writer:
             atom = ("scr", self.scratch[idx])
         elif n.kind == "input":
             atom = ("leaf", self.leaves[idx])
-        elif n.kind == "reduce" or (ctx == "row" and self.kind[idx] == "scalar"):
+        elif n.kind == "reduce" or (ctx == "row" and self.kind[idx] != "row"):
             self.scalar(n)
             atom = ("c", idx)
         else:
@@ -224,7 +237,7 @@ from strided.kernels.walk import carry, seek
 """
 
 
-def _source(w: _Writer, out_call: str, nleaves: int) -> str:
+def _source(w: _Writer, out_lines: list, nleaves: int) -> str:
     xs = ", ".join(f"x{k}" for k in range(nleaves))
     qs = ", ".join(["po"] + [f"q{k}" for k in range(nleaves)])
     offs = ", ".join(f"offs[{k}]" for k in range(nleaves + 1))
@@ -237,8 +250,7 @@ def _source(w: _Writer, out_call: str, nleaves: int) -> str:
     body += [f"{qs}, = seek(r0, lshape, lst, nd, idx, ({offs},))", "for r in range(r0, r1):"]
     row = [f"v{k} = x{k}[q{k} : q{k} + N]" for k in sorted(w.row_leaves) if w.lays[k].stride[-1] == 1]
     row += w.per_row
-    row += ["ov = out[po : po + N]", "for i in range(N):", f"    ov[i] = {out_call}",
-            f"{qs}, = carry(lshape, lst, nd, idx, ({qs},))[1]"]
+    row += [*out_lines, f"{qs}, = carry(lshape, lst, nd, idx, ({qs},))[1]"]
     body += ["    " + line for line in row]
     return (_HEAD + runs + "\n" + "\n".join(w.defs) + "\n\n\n"
             + f"def rows(out, {xs}, lshape, lst, offs, N, r0, r1):\n" + "".join(f"    {b}\n" for b in body)
@@ -255,8 +267,7 @@ def lower_rows(graph: Graph, args: tuple):
     got = _classify(graph, args)
     if got is None:
         return None
-    out, nodes, kind, alias = got
-    shape = out.shape
+    out, nodes, kind, alias, shape = got
     n_last = shape[-1]
     rows = int(np.prod(shape[:-1], dtype=np.int64))
     p = reduce_plan(Layout.contiguous((rows, n_last)), (1,))
@@ -276,22 +287,31 @@ def lower_rows(graph: Graph, args: tuple):
     for n in nodes:
         if n.kind == "reduce":
             w.scalar(n)
-    out_call, out_text = w.expr(out, "row")
-    family = BACKENDS["cpu"].elementwise
-    row_lays = [lay for k, lay in enumerate(lays) if k in w.row_leaves]
-    out_layout = family.output_layout(shape, *row_lays) if row_lays else Layout.contiguous(shape)
-    if out_layout.stride[-1] != 1:
-        out_layout = Layout.contiguous(shape)
+    if kind[out.index] == "row":
+        out_call, out_text = w.expr(out, "row")
+        out_lines = ["ov = out[po : po + N]", "for i in range(N):", f"    ov[i] = {out_call}"]
+        row_lays = [lay for k, lay in enumerate(lays) if k in w.row_leaves]
+        out_layout = BACKENDS["cpu"].elementwise.output_layout(shape, *row_lays) if row_lays else None
+        if out_layout is None or out_layout.stride[-1] != 1:
+            out_layout = Layout.contiguous(shape)
+        out_lead = out_layout.stride[:-1]
+    else:  # one value per row, in a dense tensor as eager's reductions write them
+        o = out
+        while o.kind == "view":
+            o = o.args[0]
+        w.scalar(o)
+        out_text, out_lines = f"c{o.index}", [f"out[po] = c{o.index}"]
+        out_layout = Layout.contiguous(out.shape)
+        out_lead = out_layout.stride[:len(shape) - 1]
     for k_, (slot, lay) in enumerate(uses):
         check_in_buffer("fuse", f"x{k_} (%{slot})", args[graph.nodes[slot].params]._storage.data, lay)
-    mod = load(_source(w, out_call, len(uses)), f"rows{len(uses)}")
+    mod = load(_source(w, out_lines, len(uses)), f"rows{len(uses)}")
     nd = len(shape) - 1
     lshape = np.array(shape[:-1], np.int64)
-    lst = np.array([out_layout.stride[:-1], *[lay.stride[:-1] for lay in lays]], np.int64).reshape(len(uses) + 1, nd)
+    lst = np.array([out_lead, *[lay.stride[:-1] for lay in lays]], np.int64).reshape(len(uses) + 1, nd)
     offs = np.array([out_layout.offset, *[lay.offset for lay in lays]], np.int64)
     dtypes = (np.dtype(out.dtype.np), *[args[graph.nodes[slot].params]._storage.data.dtype for slot, _ in uses])
-    numel = rows * n_last
-    nch = nchunks(rows, numel * (1 + len(w.reductions)), PARALLEL_MIN)
+    nch = nchunks(rows, rows * n_last * (1 + len(w.reductions)), PARALLEL_MIN)
     tail = (lshape, lst, offs, n_last)
 
     def serial(kernel):
@@ -313,7 +333,7 @@ def lower_rows(graph: Graph, args: tuple):
     k = Kernel()
     k.uses, k.out_layout, k.out_dtype, k.store = tuple(uses), out_layout, out.dtype, out.dtype
     k.alloc = ALLOCATORS["cpu"]
-    k.dtypes, k.numel = dtypes, numel
+    k.dtypes, k.numel = dtypes, out_layout.numel
     k.run = run
     k.reach = (out_layout.numel, *[reach(lay)[1] for lay in lays])
     k.checks = tuple((slot, r, d) for (slot, _), r, d in zip(uses, k.reach[1:], dtypes[1:]))
