@@ -246,7 +246,9 @@ def _source(w: _Writer, out_lines: list, nleaves: int) -> str:
     body = ["nd = lshape.shape[0]", "idx = np.zeros(nd, np.int64)", "lvls = np.empty(STACK, np.int64)"]
     for j, n in enumerate(w.reductions):
         t = f"np.{n.dtype.np.name}"
-        body += [f"vals{j} = np.empty(STACK, {t})", f"buf{j} = np.empty(0, {t})", f"w{j} = np.empty(N, {t})"]
+        body += [f"vals{j} = np.empty(STACK, {t})", f"buf{j} = np.empty(0, {t})"]
+        if j in w.scratch.values():
+            body.append(f"w{j} = np.empty(N, {t})")
     body += [f"{qs}, = seek(r0, lshape, lst, nd, idx, ({offs},))", "for r in range(r0, r1):"]
     row = [f"v{k} = x{k}[q{k} : q{k} + N]" for k in sorted(w.row_leaves) if w.lays[k].stride[-1] == 1]
     row += w.per_row
