@@ -196,3 +196,28 @@ def test_a_per_row_value_broadcast_along_the_row_itself_is_left_to_the_group_low
     f = sd.fuse(fn)
     _same(f(x), fn(x))
     assert "(rows" not in f.explain(x)
+
+
+def test_a_second_process_loads_the_row_kernel_from_the_cache(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np, strided as sd
+        f = sd.fuse(lambda x: x.softmax(-1))
+        x = sd.from_numpy(np.arange(12, dtype=np.float64).reshape(3, 4) / 7)
+        f(x)
+        k = [s for _, s in f._programs[next(iter(f._programs))].steps if type(s).__name__ == "Kernel"][0]
+        d = sys.modules[k.module].SERIAL
+        print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), STRIDED_KERNEL_DIR=str(tmp_path / "kernels"))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[0].stdout.split() == ["0", "1"]  # compiled
+    assert runs[1].stdout.split() == ["1", "0"]  # loaded, no compile
