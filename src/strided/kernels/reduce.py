@@ -49,6 +49,7 @@ meets first, which LLVM does not pin down for an f32 copy either).
 
 from __future__ import annotations
 
+import llvmlite.ir as llir
 import numpy as np
 
 from .common import own_name
@@ -86,7 +87,7 @@ from .reduce_plan import (
 from .walk import carry, direct, launch, seek
 
 from numba import njit, prange, types
-from numba.extending import overload, register_jitable
+from numba.extending import intrinsic, overload, register_jitable
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims", "run_function"]
 
@@ -202,6 +203,96 @@ def _ov_leaf_run(src, p, s, m, buf):
     return lambda src, p, s, m, buf: (src, p, s)
 
 
+def _extreme(x, p, s, m, acc, flip):  # pragma: no cover
+    raise NotImplementedError
+
+
+# A float's bits as a signed integer, with the bits below the sign flipped when it is
+# negative, are ordered as the floats are (-0.0 just below +0.0), and the integers' max
+# is a reduction LLVM vectorises; a float max is not (for LLVM 14 it is one only under a
+# no-NaNs function attribute, which numba does not set).
+_KEYS = {types.float32: (np.int32, np.float32, 31, 0x7FFFFFFF, 0x7F800000),
+         types.float64: (np.int64, np.float64, 63, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+
+
+def _int_op(name, emit):
+    """An intrinsic (named ``name``) of two integers of one type, of that type, whose IR
+    ``emit(builder, a, b)`` builds: numba would widen int32 steps to int64, halving the
+    lanes of a vectorised loop."""
+    def typer(typingctx, a, b):
+        if isinstance(a, types.Integer) and a == b:
+            return a(a, b), lambda context, builder, sig, args: emit(builder, *args)
+        return None
+
+    typer.__name__ = typer.__qualname__ = name
+    return intrinsic(typer)
+
+
+_imax = _int_op("_imax", lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y))
+_iand = _int_op("_iand", lambda b, x, y: b.and_(x, y))
+_ixor = _int_op("_ixor", lambda b, x, y: b.xor(x, y))
+
+
+@intrinsic
+def _as_float(typingctx, i):
+    """Integer bits read as the float of their width (numba's scalar ``view`` rejects a
+    value with several definitions)."""
+    if i in (types.int32, types.int64):
+        f = types.float32 if i == types.int32 else types.float64
+        return f(i), lambda context, builder, sig, args: builder.bitcast(args[0], context.get_value_type(f))
+    return None
+
+
+# the key of float bits x, xor f (f = -1 reverses the order: min as a max)
+def _key_ir(b, x, f):
+    sign = b.ashr(x, llir.Constant(x.type, x.type.width - 1))  # all ones for a negative x
+    return b.xor(b.xor(x, b.lshr(sign, llir.Constant(x.type, 1))), f)
+
+
+_key = _int_op("_key", _key_ir)
+
+
+@overload(_extreme, jit_options=dict(error_model="numpy"))
+def _ov_extreme(x, p, s, m, acc, flip):
+    """max (``flip`` 0) or min (``flip`` -1) of ``acc`` and the m elements of x from p at stride s.
+
+    Floats are reduced as integer keys (``_KEYS``); min is the max of the keys'
+    complements.  The max of the magnitude bits beside it tells whether a NaN was
+    seen: then the result is that NaN (the largest payload, sign cleared).  Other
+    dtypes are compared directly."""
+    if x.dtype not in _KEYS:
+        def plain(x, p, s, m, acc, flip):
+            if s == 1:
+                v = x[p : p + m]
+                for k in range(m):
+                    acc = _c_max(acc, v[k]) if flip == 0 else _c_min(acc, v[k])
+            else:
+                for k in range(m):
+                    acc = _c_max(acc, x[p + k * s]) if flip == 0 else _c_min(acc, x[p + k * s])
+            return acc
+        return plain
+    ity, fty, sh, mag, inf = _KEYS[x.dtype]
+
+    def keyed(x, p, s, m, acc, flip):
+        f = ity(flip)
+        mg = ity(mag)
+        a = fty(acc).view(ity)
+        kx = _key(a, f)
+        ax = _iand(a, mg)
+        b = x.view(ity)
+        if s == 1:
+            v = b[p : p + m]
+            for k in range(m):
+                kx = _imax(kx, _key(v[k], f))
+                ax = _imax(ax, _iand(v[k], mg))
+        else:
+            for k in range(m):
+                kx = _imax(kx, _key(b[p + k * s], f))
+                ax = _imax(ax, _iand(b[p + k * s], mg))
+        return _as_float(ax if ax > inf else _key(_ixor(kx, f), ity(0)))  # a key is its own key's bits
+    return keyed
+
+
 # ---------------------------------------------------------------------------
 # The kept dims K carry two positions (source, output; ``kst`` has those two rows), the
 # reduced dims R one (``rsrc`` is the source's row).  Both walk with the shared odometer;
@@ -220,8 +311,7 @@ def _next_point(shape, st, idx, ps, po):
     return carry(shape, st, shape.shape[0], idx, (ps, po))[1]
 
 
-def _make_reduce(comb, leaf_comb):
-    tag = comb.__name__
+def _sum_leaf(leaf_comb):
     @_leaf_jitable
     def leaf(src, p, s, m, ident, buf):
         """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
@@ -237,6 +327,23 @@ def _make_reduce(comb, leaf_comb):
             for k in range(m):
                 acc = leaf_comb(acc, x[p + k * s])
         return acc
+
+    return leaf
+
+
+def _extreme_leaf(flip):
+    @_jitable
+    def leaf(src, p, s, m, ident, buf):
+        """Up to BLOCK elements: max (``flip`` 0) or min (``flip`` -1), see ``_extreme``."""
+        x, p, s = _leaf_run(src, p, s, m, buf)
+        return _extreme(x, p, s, m, ident, flip)
+
+    return leaf
+
+
+def _make_reduce(comb, make_leaf):
+    tag = comb.__name__
+    leaf = make_leaf()
 
     @_jitable
     def push(vals, lvls, sp, v):
@@ -595,7 +702,9 @@ def _fill(out, shape, st, off, value):
         (p,) = carry(shape, st, shape.shape[0], idx, (p,))[1]
 
 
-_COMB = {"sum": (_c_sum, _r_sum), "prod": (_c_prod, _r_prod), "max": (_c_max, _c_max), "min": (_c_min, _c_min)}
+# op -> (combining function, maker of its leaf)
+_COMB = {"sum": (_c_sum, lambda: _sum_leaf(_r_sum)), "prod": (_c_prod, lambda: _sum_leaf(_r_prod)),
+         "max": (_c_max, lambda: _extreme_leaf(0)), "min": (_c_min, lambda: _extreme_leaf(-1))}
 _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
