@@ -35,10 +35,19 @@ sums accumulate in f32, integer and bool sums arrive with an int64 output).
 Sums are pairwise: runs are summed in leaves of ``BLOCK`` elements (vectorised,
 32 independent partial sums), leaves and runs are combined by a pairwise
 cascade (INNER); rows are added into a block accumulator that is folded into the
-total every ``FOLD`` rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
-pick the first occurrence of the extremum, and a NaN wins (the first one).
-Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
-max, min, argmax and argmin.
+total every ``FOLD`` rows (OUTER).  argmax/argmin pick the first occurrence of the
+extremum, and a NaN wins (the first one).  Reducing a zero-size dim gives 0 for
+sum, 1 for prod and is an error for max, min, argmax and argmin.
+
+max and min are exact and propagate NaN like NumPy.  Their float leaves
+(``_extreme``) compare integer keys of the bits, in which -0.0 ranks below +0.0:
+a leaf's max of the two zeros is +0.0 and its min -0.0, while the cascade and
+OUTER's row updates keep the first of two equal values, so over zeros of both
+signs the sign of the result depends on where they lie.  NumPy pins it down no
+better (``np.max`` of ``[-0.0, 0.0]`` is +0.0, of ``[0.0, -0.0]`` -0.0, f32 and
+f64 alike, NumPy 2.4).  The NaN a leaf returns is the one of its run with the
+largest payload, its sign cleared, not necessarily the first; NumPy returns the
+first.
 
 Half sources.  f16/bf16 buffers are read in place (as uint16/int16 bits) and
 decoded to f32 as they are loaded; the accumulator is f32 and the caller rounds
@@ -252,6 +261,17 @@ def _key_ir(b, x, f):
 _key = _int_op("_key", _key_ir)
 
 
+def _keyed(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_keyed, jit_options=dict(error_model="numpy"))
+def _ov_keyed(x):
+    """Does ``_extreme`` take x (a compile-time answer)?"""
+    keyed = x.dtype in _KEYS
+    return lambda x: keyed
+
+
 @overload(_extreme, jit_options=dict(error_model="numpy"))
 def _ov_extreme(x, p, s, m, acc, flip):
     """max (``flip`` 0) or min (``flip`` -1) of ``acc`` and the m elements of x from p at stride s.
@@ -260,17 +280,8 @@ def _ov_extreme(x, p, s, m, acc, flip):
     complements.  The max of the magnitude bits beside it tells whether a NaN was
     seen: then the result is that NaN (the largest payload, sign cleared).  Other
     dtypes are compared directly."""
-    if x.dtype not in _KEYS:
-        def plain(x, p, s, m, acc, flip):
-            if s == 1:
-                v = x[p : p + m]
-                for k in range(m):
-                    acc = _c_max(acc, v[k]) if flip == 0 else _c_min(acc, v[k])
-            else:
-                for k in range(m):
-                    acc = _c_max(acc, x[p + k * s]) if flip == 0 else _c_min(acc, x[p + k * s])
-            return acc
-        return plain
+    if x.dtype not in _KEYS:  # typed but never run: ``_keyed`` is False
+        return lambda x, p, s, m, acc, flip: acc
     ity, fty, sh, mag, inf = _KEYS[x.dtype]
 
     def keyed(x, p, s, m, acc, flip):
@@ -331,12 +342,23 @@ def _sum_leaf(leaf_comb):
     return leaf
 
 
-def _extreme_leaf(flip):
+def _extreme_leaf(leaf_comb, flip):
     @_jitable
     def leaf(src, p, s, m, ident, buf):
-        """Up to BLOCK elements: max (``flip`` 0) or min (``flip`` -1), see ``_extreme``."""
+        """Up to BLOCK elements, max (``flip`` 0) or min (``flip`` -1): floats by ``_extreme``,
+        other dtypes by ``leaf_comb`` (integer max loops vectorise as they are)."""
         x, p, s = _leaf_run(src, p, s, m, buf)
-        return _extreme(x, p, s, m, ident, flip)
+        if _keyed(x):
+            return _extreme(x, p, s, m, ident, flip)
+        acc = ident
+        if s == 1:
+            v = x[p : p + m]
+            for k in range(m):
+                acc = leaf_comb(acc, v[k])
+        else:
+            for k in range(m):
+                acc = leaf_comb(acc, x[p + k * s])
+        return acc
 
     return leaf
 
@@ -704,7 +726,7 @@ def _fill(out, shape, st, off, value):
 
 # op -> (combining function, maker of its leaf)
 _COMB = {"sum": (_c_sum, lambda: _sum_leaf(_r_sum)), "prod": (_c_prod, lambda: _sum_leaf(_r_prod)),
-         "max": (_c_max, lambda: _extreme_leaf(0)), "min": (_c_min, lambda: _extreme_leaf(-1))}
+         "max": (_c_max, lambda: _extreme_leaf(_c_max, 0)), "min": (_c_min, lambda: _extreme_leaf(_c_min, -1))}
 _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
