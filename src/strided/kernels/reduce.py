@@ -51,7 +51,7 @@ first.
 
 Half sources.  f16/bf16 buffers are read in place (as uint16/int16 bits) and
 decoded to f32 as they are loaded; the accumulator is f32 and the caller rounds
-the result.  Sums decode each leaf into a small scratch and sum it with the f32
+the result.  Leaves decode into a small scratch and reduce it with the f32
 loop, so results are those of an f32 copy bit for bit (up to which NaN a sum
 meets first, which LLVM does not pin down for an f32 copy either).
 """
@@ -220,8 +220,9 @@ def _extreme(x, p, s, m, acc, flip):  # pragma: no cover
 # negative, are ordered as the floats are (-0.0 just below +0.0), and the integers' max
 # is a reduction LLVM vectorises; a float max is not (for LLVM 14 it is one only under a
 # no-NaNs function attribute, which numba does not set).
-_KEYS = {types.float32: (np.int32, np.float32, 31, 0x7FFFFFFF, 0x7F800000),
-         types.float64: (np.int64, np.float64, 63, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+# Per float type: the integer type of its bits, the magnitude mask, +inf's bits.
+_KEYS = {types.float32: (np.int32, np.float32, 0x7FFFFFFF, 0x7F800000),
+         types.float64: (np.int64, np.float64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
 
 
 def _int_op(name, emit):
@@ -276,13 +277,12 @@ def _ov_keyed(x):
 def _ov_extreme(x, p, s, m, acc, flip):
     """max (``flip`` 0) or min (``flip`` -1) of ``acc`` and the m elements of x from p at stride s.
 
-    Floats are reduced as integer keys (``_KEYS``); min is the max of the keys'
+    Floats only, reduced as integer keys (``_KEYS``); min is the max of the keys'
     complements.  The max of the magnitude bits beside it tells whether a NaN was
-    seen: then the result is that NaN (the largest payload, sign cleared).  Other
-    dtypes are compared directly."""
+    seen: then the result is that NaN (the largest payload, sign cleared)."""
     if x.dtype not in _KEYS:  # typed but never run: ``_keyed`` is False
         return lambda x, p, s, m, acc, flip: acc
-    ity, fty, sh, mag, inf = _KEYS[x.dtype]
+    ity, fty, mag, inf = _KEYS[x.dtype]
 
     def keyed(x, p, s, m, acc, flip):
         f = ity(flip)
