@@ -370,3 +370,126 @@ def test_rejects_hostile_layouts_and_arguments():
     with pytest.raises(StridedError):
         red.reduce("sum", src, L, (0,), ro, O)
     assert (out == 7.0).all()
+
+
+# ---------------------------------------------------------------------------
+# max and min of float rows: the leaves reduce integer keys of the bits (``_extreme``),
+# so every special value is placed at the edges of a leaf and of a row.
+
+B = red.BLOCK
+ROW_LENGTHS = [1, 2, 33, B - 1, B, B + 1, 2 * B + 37]
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+
+
+def row_layout(rows, n, step, outer):
+    """A (rows, n) layout, reduced along dim 1: INNER (n's stride ``step``) or OUTER (the
+    rows' dim innermost, n's stride ``rows * step``), over a buffer of rows * n * |step|."""
+    a = abs(step)
+    rs, cs = (a, rows * step) if outer else (n * a, step)
+    off = (n - 1) * abs(cs) if cs < 0 else 0
+    return Layout((rows, n), (rs, cs), off), rows * n * a
+
+
+def positions(n):
+    """Where a special value goes in a row: first, middle, last, and past the last full leaf."""
+    tail = B * (n // B) + (n % B) // 2 if n % B else n - 1
+    return sorted({0, n // 2, n - 1, tail})
+
+
+def special_rows(rng, dtype, n, step, outer):
+    """Rows of random values, each special value at each position, and rows all -inf / all +inf."""
+    cases = [(v, j) for v in SPECIALS for j in positions(n)]
+    rows = len(cases) + 3
+    lay, size = row_layout(rows, n, step, outer)
+    buf = (rng.standard_normal(size) * 100).astype(dtype)
+    idx = view(np.arange(size), lay)  # the flat index of every element of the (rows, n) view
+    for r, (v, j) in enumerate(cases):
+        buf[idx[r, j]] = v
+    buf[idx[len(cases)]] = -np.inf
+    buf[idx[len(cases) + 1]] = np.inf
+    return buf, lay
+
+
+@pytest.mark.parametrize("outer", [False, True], ids=["inner", "outer"])
+@pytest.mark.parametrize("step", [1, 3, -1, -2])
+@pytest.mark.parametrize("n", ROW_LENGTHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_min_rows_with_special_values_match_numpy(dtype, n, step, outer):
+    buf, lay = special_rows(np.random.default_rng(n), dtype, n, step, outer)
+    if n > 1:
+        assert red.plan(lay, (1,)).case == (red.OUTER if outer else red.INNER)
+    v = view(buf, lay)
+    for op in ("max", "min"):
+        out = np.full(lay.shape[0], 7.0, dtype)
+        red.reduce(op, buf, lay, (1,), out, Layout.contiguous((lay.shape[0], 1)))
+        want = NP_REDUCE[op](v, axis=1)
+        np.testing.assert_array_equal(out, want)  # NaN where NumPy has one; -0.0 == +0.0
+        assert np.array_equal(np.isnan(out), np.any(np.isnan(v), axis=1))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(max_examples=60)
+@given(data=st.data())
+def test_max_min_of_drawn_rows_match_numpy(op, dtype, data):
+    """Row lengths around BLOCK, any stride, special values anywhere, INNER and OUTER."""
+    rows = data.draw(st.integers(1, 5))
+    n = data.draw(st.one_of(st.integers(1, 70), st.integers(B - 3, B + 3), st.integers(2 * B - 2, 3 * B)))
+    step = data.draw(st.sampled_from([1, 1, 2, -1, -3]))
+    lay, size = row_layout(rows, n, step, data.draw(st.booleans()))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    buf = (rng.standard_normal(size) * 10).astype(dtype)
+    k = rng.integers(0, size, data.draw(st.integers(0, 6)))
+    buf[k] = rng.choice(np.array(SPECIALS + [np.finfo(dtype).max, -np.finfo(dtype).tiny / 4], dtype), len(k))
+    if data.draw(st.booleans()):
+        buf = np.round(buf)  # ties
+    out = np.full(rows, 7.0, dtype)
+    red.reduce(op, buf, lay, (1,), out, Layout.contiguous((rows, 1)))
+    np.testing.assert_array_equal(out, NP_REDUCE[op](view(buf, lay), axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_min_sign_of_zero_and_which_nan(dtype):
+    """As the module docstring says: within a leaf max ranks -0.0 below +0.0 (NumPy returns
+    whichever zero comes last in these two), and the NaN returned is the one with the
+    largest payload, its sign cleared."""
+    L = Layout.contiguous((1, 2))
+    out = np.zeros(1, dtype)
+    for pair in ([-0.0, 0.0], [0.0, -0.0]):
+        x = np.array(pair, dtype)
+        red.reduce("max", x, L, (1,), out, Layout.contiguous((1, 1)))
+        assert out[0] == 0 and not np.signbit(out[0])
+        red.reduce("min", x, L, (1,), out, Layout.contiguous((1, 1)))
+        assert out[0] == 0 and np.signbit(out[0])
+    bits = np.int32 if dtype == "float32" else np.int64
+    quiet = np.array([np.nan], dtype).view(bits)[0]
+    sign = bits(np.iinfo(bits).min)
+    x = np.array([1.0, 2.0, 3.0, 4.0], dtype)
+    x.view(bits)[1] = quiet | 1
+    x.view(bits)[2] = sign | quiet | 5  # the largest payload, negative
+    for op in ("max", "min"):
+        red.reduce(op, x, Layout.contiguous((1, 4)), (1,), out, Layout.contiguous((1, 1)))
+        assert out.view(bits)[0] == quiet | 5
+
+
+@pytest.mark.parametrize("outer", [False, True], ids=["inner", "outer"])
+@pytest.mark.parametrize("step", [1, -2])
+@pytest.mark.parametrize("n", [33, B + 1, 2 * B + 37])
+@pytest.mark.parametrize("dname", ["f16", "bf16"])
+def test_max_min_half_rows_with_special_values(dname, n, step, outer):
+    """Half leaves decode into f32 scratch (at stride 1, or 2 for a strided run) and take
+    the f32 path: NumPy's result on the f32 values, and the bits of the f32 copy's."""
+    from test_half_elementwise import HALVES
+
+    dt = HALVES[dname]
+    f32, lay = special_rows(np.random.default_rng(n), "float32", n, step, outer)
+    buf = f32.astype(dt)
+    v = view(buf, lay).astype(np.float32)
+    rows = lay.shape[0]
+    for op in ("max", "min"):
+        got, old = np.zeros(rows, np.float32), np.zeros(rows, np.float32)  # the caller rounds
+        red.reduce(op, buf, lay, (1,), got, Layout.contiguous((rows, 1)))
+        red.reduce(op, buf.astype(np.float32), lay, (1,), old, Layout.contiguous((rows, 1)))
+        assert got.tobytes() == old.tobytes()
+        want = NP_REDUCE[op](v, axis=1)
+        np.testing.assert_array_equal(got, want)

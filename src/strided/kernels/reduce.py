@@ -35,20 +35,30 @@ sums accumulate in f32, integer and bool sums arrive with an int64 output).
 Sums are pairwise: runs are summed in leaves of ``BLOCK`` elements (vectorised,
 32 independent partial sums), leaves and runs are combined by a pairwise
 cascade (INNER); rows are added into a block accumulator that is folded into the
-total every ``FOLD`` rows (OUTER).  max/min propagate NaN like NumPy; argmax/argmin
-pick the first occurrence of the extremum, and a NaN wins (the first one).
-Reducing a zero-size dim gives 0 for sum, 1 for prod and is an error for
-max, min, argmax and argmin.
+total every ``FOLD`` rows (OUTER).  argmax/argmin pick the first occurrence of the
+extremum, and a NaN wins (the first one).  Reducing a zero-size dim gives 0 for
+sum, 1 for prod and is an error for max, min, argmax and argmin.
+
+max and min are exact and propagate NaN like NumPy.  Their float leaves
+(``_extreme``) compare integer keys of the bits, in which -0.0 ranks below +0.0:
+a leaf's max of the two zeros is +0.0 and its min -0.0, while the cascade and
+OUTER's row updates keep the first of two equal values, so over zeros of both
+signs the sign of the result depends on where they lie.  NumPy pins it down no
+better (``np.max`` of ``[-0.0, 0.0]`` is +0.0, of ``[0.0, -0.0]`` -0.0, f32 and
+f64 alike, NumPy 2.4).  The NaN a leaf returns is the one of its run with the
+largest payload, its sign cleared, not necessarily the first; NumPy returns the
+first.
 
 Half sources.  f16/bf16 buffers are read in place (as uint16/int16 bits) and
 decoded to f32 as they are loaded; the accumulator is f32 and the caller rounds
-the result.  Sums decode each leaf into a small scratch and sum it with the f32
+the result.  Leaves decode into a small scratch and reduce it with the f32
 loop, so results are those of an f32 copy bit for bit (up to which NaN a sum
 meets first, which LLVM does not pin down for an f32 copy either).
 """
 
 from __future__ import annotations
 
+import llvmlite.ir as llir
 import numpy as np
 
 from .common import own_name
@@ -86,7 +96,7 @@ from .reduce_plan import (
 from .walk import carry, direct, launch, seek
 
 from numba import njit, prange, types
-from numba.extending import overload, register_jitable
+from numba.extending import intrinsic, overload, register_jitable
 
 __all__ = ["REDUCE_OPS", "ARG_REDUCE_OPS", "reduce", "arg_reduce", "plan", "check_dims", "row_parts"]
 
@@ -202,6 +212,98 @@ def _ov_leaf_run(src, p, s, m, buf):
     return lambda src, p, s, m, buf: (src, p, s)
 
 
+def _extreme(x, p, s, m, acc, flip):  # pragma: no cover
+    raise NotImplementedError
+
+
+# A float's bits as a signed integer, with the bits below the sign flipped when it is
+# negative, are ordered as the floats are (-0.0 just below +0.0), and the integers' max
+# is a reduction LLVM vectorises; a float max is not (for LLVM 14 it is one only under a
+# no-NaNs function attribute, which numba does not set).
+# Per float type: the integer type of its bits, the magnitude mask, +inf's bits.
+_KEYS = {types.float32: (np.int32, np.float32, 0x7FFFFFFF, 0x7F800000),
+         types.float64: (np.int64, np.float64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+
+
+def _int_op(name, emit):
+    """An intrinsic (named ``name``) of two integers of one type, of that type, whose IR
+    ``emit(builder, a, b)`` builds: numba would widen int32 steps to int64, halving the
+    lanes of a vectorised loop."""
+    def typer(typingctx, a, b):
+        if isinstance(a, types.Integer) and a == b:
+            return a(a, b), lambda context, builder, sig, args: emit(builder, *args)
+        return None
+
+    typer.__name__ = typer.__qualname__ = name
+    return intrinsic(typer)
+
+
+_imax = _int_op("_imax", lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y))
+_iand = _int_op("_iand", lambda b, x, y: b.and_(x, y))
+_ixor = _int_op("_ixor", lambda b, x, y: b.xor(x, y))
+
+
+@intrinsic
+def _as_float(typingctx, i):
+    """Integer bits read as the float of their width (numba's scalar ``view`` rejects a
+    value with several definitions)."""
+    if i in (types.int32, types.int64):
+        f = types.float32 if i == types.int32 else types.float64
+        return f(i), lambda context, builder, sig, args: builder.bitcast(args[0], context.get_value_type(f))
+    return None
+
+
+# the key of float bits x, xor f (f = -1 reverses the order: min as a max)
+def _key_ir(b, x, f):
+    sign = b.ashr(x, llir.Constant(x.type, x.type.width - 1))  # all ones for a negative x
+    return b.xor(b.xor(x, b.lshr(sign, llir.Constant(x.type, 1))), f)
+
+
+_key = _int_op("_key", _key_ir)
+
+
+def _keyed(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_keyed, jit_options=dict(error_model="numpy"))
+def _ov_keyed(x):
+    """Does ``_extreme`` take x (a compile-time answer)?"""
+    keyed = x.dtype in _KEYS
+    return lambda x: keyed
+
+
+@overload(_extreme, jit_options=dict(error_model="numpy"))
+def _ov_extreme(x, p, s, m, acc, flip):
+    """max (``flip`` 0) or min (``flip`` -1) of ``acc`` and the m elements of x from p at stride s.
+
+    Floats only, reduced as integer keys (``_KEYS``); min is the max of the keys'
+    complements.  The max of the magnitude bits beside it tells whether a NaN was
+    seen: then the result is that NaN (the largest payload, sign cleared)."""
+    if x.dtype not in _KEYS:  # typed but never run: ``_keyed`` is False
+        return lambda x, p, s, m, acc, flip: acc
+    ity, fty, mag, inf = _KEYS[x.dtype]
+
+    def keyed(x, p, s, m, acc, flip):
+        f = ity(flip)
+        mg = ity(mag)
+        a = fty(acc).view(ity)
+        kx = _key(a, f)
+        ax = _iand(a, mg)
+        b = x.view(ity)
+        if s == 1:
+            v = b[p : p + m]
+            for k in range(m):
+                kx = _imax(kx, _key(v[k], f))
+                ax = _imax(ax, _iand(v[k], mg))
+        else:
+            for k in range(m):
+                kx = _imax(kx, _key(b[p + k * s], f))
+                ax = _imax(ax, _iand(b[p + k * s], mg))
+        return _as_float(ax if ax > inf else _key(_ixor(kx, f), ity(0)))  # a key is its own key's bits
+    return keyed
+
+
 # ---------------------------------------------------------------------------
 # The kept dims K carry two positions (source, output; ``kst`` has those two rows), the
 # reduced dims R one (``rsrc`` is the source's row).  Both walk with the shared odometer;
@@ -220,8 +322,7 @@ def _next_point(shape, st, idx, ps, po):
     return carry(shape, st, shape.shape[0], idx, (ps, po))[1]
 
 
-def _make_reduce(comb, leaf_comb):
-    tag = comb.__name__
+def _sum_leaf(leaf_comb):
     @_leaf_jitable
     def leaf(src, p, s, m, ident, buf):
         """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
@@ -237,6 +338,34 @@ def _make_reduce(comb, leaf_comb):
             for k in range(m):
                 acc = leaf_comb(acc, x[p + k * s])
         return acc
+
+    return leaf
+
+
+def _extreme_leaf(leaf_comb, flip):
+    @_jitable
+    def leaf(src, p, s, m, ident, buf):
+        """Up to BLOCK elements, max (``flip`` 0) or min (``flip`` -1): floats by ``_extreme``,
+        other dtypes by ``leaf_comb`` (integer max loops vectorise as they are)."""
+        x, p, s = _leaf_run(src, p, s, m, buf)
+        if _keyed(x):
+            return _extreme(x, p, s, m, ident, flip)
+        acc = ident
+        if s == 1:
+            v = x[p : p + m]
+            for k in range(m):
+                acc = leaf_comb(acc, v[k])
+        else:
+            for k in range(m):
+                acc = leaf_comb(acc, x[p + k * s])
+        return acc
+
+    return leaf
+
+
+def _make_reduce(comb, make_leaf):
+    tag = comb.__name__
+    leaf = make_leaf()
 
     @_jitable
     def push(vals, lvls, sp, v):
@@ -579,7 +708,9 @@ def _fill(out, shape, st, off, value):
         (p,) = carry(shape, st, shape.shape[0], idx, (p,))[1]
 
 
-_COMB = {"sum": (_c_sum, _r_sum), "prod": (_c_prod, _r_prod), "max": (_c_max, _c_max), "min": (_c_min, _c_min)}
+# op -> (combining function, maker of its leaf)
+_COMB = {"sum": (_c_sum, lambda: _sum_leaf(_r_sum)), "prod": (_c_prod, lambda: _sum_leaf(_r_prod)),
+         "max": (_c_max, lambda: _extreme_leaf(_c_max, 0)), "min": (_c_min, lambda: _extreme_leaf(_c_min, -1))}
 _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
