@@ -328,15 +328,16 @@ def _sum_leaf(leaf_comb):
         """Up to BLOCK elements.  Compiled with ``reassoc`` so that LLVM may sum them as
         several vector accumulators (a tree at least as accurate as a sequential
         sum); the cascade above the leaves keeps its order."""
-        acc = ident
         x, p, s = _leaf_run(src, p, s, m, buf)
-        if s == 1:
-            v = x[p : p + m]
+        if s == 1:  # each path with its own accumulator and return: one shared after the
+            v = x[p : p + m]  # branch vectorised about a third slower
+            acc = ident
             for k in range(m):
                 acc = leaf_comb(acc, v[k])
-        else:
-            for k in range(m):
-                acc = leaf_comb(acc, x[p + k * s])
+            return acc
+        acc = ident
+        for k in range(m):
+            acc = leaf_comb(acc, x[p + k * s])
         return acc
 
     return leaf
