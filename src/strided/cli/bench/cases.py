@@ -51,6 +51,7 @@ def kernel_cases(sizes=(1024, 2048, 4096)) -> list[Case]:
         add("a.relu()", n, lambda a, b, c: a.relu(), lambda a, b, c: np.maximum(a, 0), lambda a, b, c: a.relu())
         add("a.sum(0)", n, lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0), lambda a, b, c: a.sum(0))
         add("a.sum(1)", n, lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1), lambda a, b, c: a.sum(1))
+        add("a.max(1)", n, lambda a, b, c: a.max(1), lambda a, b, c: a.max(1), lambda a, b, c: a.amax(1))
     return cases
 
 
