@@ -7,9 +7,6 @@ derandomised, and the every-dtype test uses one chain per dtype class."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import warnings
 
@@ -22,6 +19,7 @@ import strided as sd
 from strided.fusion import Unfusable
 
 from strategies import CHAIN_STEPS, chain_program, layouts_of_shape
+from two_processes import twice
 
 RNG = np.random.default_rng(0)
 
@@ -275,13 +273,9 @@ def test_a_second_process_loads_the_fused_kernel_from_the_cache(tmp_path):
         d = [v for v in __import__("sys").modules[k.module].KERNELS.values() if v.signatures][0]
         print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
     """)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), STRIDED_KERNEL_DIR=str(tmp_path / "kernels"))
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
-            for _ in range(2)]
-    for r in runs:
-        assert r.returncode == 0, r.stderr[-2000:]
-    assert runs[0].stdout.split() == ["0", "1"]  # compiled
-    assert runs[1].stdout.split() == ["1", "0"]  # loaded, no compile
+    first, second = twice(code, tmp_path)
+    assert first == ["0", "1"]  # compiled
+    assert second == ["1", "0"]  # loaded, no compile
 
 
 def test_the_backward_reads_the_forwards_products_instead_of_computing_them_again(monkeypatch):

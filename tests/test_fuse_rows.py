@@ -9,6 +9,8 @@ few long rows that eager splits between threads), which must give the same bits 
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +18,8 @@ from hypothesis import strategies as st
 
 import strided as sd
 from strided.kernels.common import BLOCK
+
+from two_processes import twice
 
 RNG = np.random.default_rng(7)
 
@@ -199,11 +203,6 @@ def test_a_per_row_value_broadcast_along_the_row_itself_is_left_to_the_group_low
 
 
 def test_a_second_process_loads_the_row_kernel_from_the_cache(tmp_path):
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
     code = textwrap.dedent("""
         import sys
         import numpy as np, strided as sd
@@ -214,10 +213,6 @@ def test_a_second_process_loads_the_row_kernel_from_the_cache(tmp_path):
         d = sys.modules[k.module].SERIAL
         print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
     """)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), STRIDED_KERNEL_DIR=str(tmp_path / "kernels"))
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
-            for _ in range(2)]
-    for r in runs:
-        assert r.returncode == 0, r.stderr[-2000:]
-    assert runs[0].stdout.split() == ["0", "1"]  # compiled
-    assert runs[1].stdout.split() == ["1", "0"]  # loaded, no compile
+    first, second = twice(code, tmp_path)
+    assert first == ["0", "1"]  # compiled
+    assert second == ["1", "0"]  # loaded, no compile

@@ -51,7 +51,6 @@ from .trace import Graph
 __all__ = ["lower_rows"]
 
 _FLOATS = (dt.f32, dt.f64)
-_IDENT = {"sum": "0.0", "mean": "0.0", "max": "-np.inf", "min": "np.inf"}
 _RUN = {"sum": "sum", "mean": "sum", "max": "max", "min": "min"}
 
 
@@ -241,7 +240,7 @@ def _source(w: _Writer, out_lines: list, nleaves: int) -> str:
     xs = ", ".join(f"x{k}" for k in range(nleaves))
     qs = ", ".join(["po"] + [f"q{k}" for k in range(nleaves)])
     offs = ", ".join(f"offs[{k}]" for k in range(nleaves + 1))
-    runs = "".join(f"L{j}, P{j}, FO{j} = row_parts({_RUN[n.op]!r})\nI{j} = np.{n.dtype.np.name}({_IDENT[n.op]})\n"
+    runs = "".join(f"L{j}, P{j}, FO{j}, I{j} = row_parts({_RUN[n.op]!r}, {n.dtype.np.name!r})\n"
                    for j, n in enumerate(w.reductions))
     body = ["nd = lshape.shape[0]", "idx = np.zeros(nd, np.int64)", "lvls = np.empty(STACK, np.int64)"]
     for j, n in enumerate(w.reductions):

@@ -716,16 +716,17 @@ _BETTER = {"argmax": _better_max, "argmin": _better_min}
 _kernels = caches.table("reduce.kernels", "op name (a kernel set each)")
 
 
-def row_parts(op: str) -> tuple:
-    """The jitables a generated kernel reduces a row of its own with, exactly as this
-    family's INNER path reduces one (``strided.fuse``'s row programs): ``leaf(src, p, s, m,
-    ident, buf)`` for up to ``BLOCK`` elements; longer rows push each BLOCK-element leaf with
-    ``sp = push(vals, lvls, sp, v)`` and finish with ``fold(vals, sp, ident)``.  ``vals`` and
-    ``lvls`` are ``STACK``-long scratch (the accumulator's dtype, int64); ``buf`` is empty
-    for every dtype but the halves' bits.  The caller writes that loop itself: behind one
-    more function boundary LLVM no longer vectorises the leaf as well."""
+def row_parts(op: str, dtype) -> tuple:
+    """``(leaf, push, fold, ident)``: what a generated kernel reduces a row of its own with,
+    exactly as this family's INNER path reduces one (``strided.fuse``'s row programs), for an
+    accumulator of numpy ``dtype``.  ``leaf(src, p, s, m, ident, buf)`` reduces up to
+    ``BLOCK`` elements; longer rows push each BLOCK-element leaf with ``sp = push(vals, lvls,
+    sp, v)`` and finish with ``fold(vals, sp, ident)``.  ``vals`` and ``lvls`` are
+    ``STACK``-long scratch (the accumulator's dtype, int64); ``buf`` is empty for every dtype
+    but the halves' bits.  The caller writes that loop itself: behind one more function
+    boundary LLVM no longer vectorises the leaf as well."""
     _kernel_set(op)
-    return _PARTS[_COMB[op][0].__name__]
+    return (*_PARTS[_COMB[op][0].__name__], _identity(op, np.dtype(dtype))[0])
 
 
 def _kernel_set(op: str) -> dict:
