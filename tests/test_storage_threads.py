@@ -107,14 +107,14 @@ _SPIN = (
     "from strided import threads\n"
     "x = strided.ones(1 << 20)\n"
     "x + x\n"  # a parallel kernel: numba starts its OpenMP runtime, which reads the variables now
-    "print(os.environ.get('GOMP_SPINCOUNT'), sorted(threads.WAIT_SET), numba.threading_layer())\n"
+    "print(os.environ.get('GOMP_SPINCOUNT'), threads.ENV_SET.get('GOMP_SPINCOUNT'), numba.threading_layer())\n"
 )
 
 
 @pytest.mark.parametrize("env, want", [
-    ({}, f"{threads.SPIN_COUNT} ['GOMP_SPINCOUNT']"),
-    ({"GOMP_SPINCOUNT": "5"}, "5 []"),  # the user's own setting decides
-    ({"OMP_WAIT_POLICY": "ACTIVE"}, "None []"),
+    ({}, f"{threads.SPIN_COUNT} {threads.SPIN_COUNT}"),
+    ({"GOMP_SPINCOUNT": "5"}, "5 None"),  # the user's own setting decides
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, "None None"),
 ])
 def test_idle_threads_wait_policy_never_overrides_the_user(env, want):
     base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
@@ -124,6 +124,45 @@ def test_idle_threads_wait_policy_never_overrides_the_user(env, want):
     got = out.stdout.split()
     assert " ".join(got[:-1]) == want
     assert got[-1] in ("omp", "tbb", "workqueue")
+
+
+_VECTORS = (
+    "import os, numba, numpy as np, strided\n"
+    "from strided import threads\n"
+    "@numba.njit\n"
+    "def scale(x):\n"
+    "    for i in range(x.size):\n"
+    "        x[i] = x[i] * 3.0 + 1.0\n"
+    "scale(np.ones(64, np.float32))\n"
+    "asm = scale.inspect_asm(scale.signatures[0])\n"
+    "print(os.environ.get('NUMBA_CPU_FEATURES'), 'NUMBA_CPU_FEATURES' in threads.ENV_SET, 'zmm' in asm)\n"
+)
+
+
+@pytest.mark.parametrize("user", [None, "+avx2", "name"])
+def test_wide_vectors_on_avx512_unless_the_user_chose_the_cpu(user):
+    import llvmlite.binding as llvm
+
+    host = llvm.get_host_cpu_features()
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")}
+    env = dict(base)
+    if user == "name":
+        env["NUMBA_CPU_NAME"] = "generic"
+    elif user:
+        env["NUMBA_CPU_FEATURES"] = user
+    out = subprocess.run([sys.executable, "-c", _VECTORS], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    features, strided_set, zmm = out.stdout.split()
+    if user is None and host.get("avx512f"):
+        assert features == host.flatten() + ",-prefer-256-bit"
+        assert (strided_set, zmm) == ("True", "True")  # the loop runs 512 bits wide
+    else:
+        assert features == (user if user and user != "name" else "None")
+        assert strided_set == "False"
+        if user == "name":
+            assert zmm == "False"  # a generic x86-64 has no 512-bit registers
+
 
 
 def test_pools_lists_strided_first_and_every_blas_pool():

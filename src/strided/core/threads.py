@@ -16,11 +16,11 @@ thread for the call (``kernels.matmul``).  Its idle threads yield their cores qu
 GNU OpenMP's workers spin 300,000 rounds (several milliseconds) after a region before
 they sleep, and a spinning worker holds the core that another pool's thread (BLAS's,
 PyTorch's, the next strided kernel's) is waiting for.  So strided sets
-``GOMP_SPINCOUNT`` (``SPIN_COUNT`` rounds, tens of microseconds: enough to catch the
-next kernel of a chain without a wake-up) before numba's OpenMP runtime starts, unless
+``GOMP_SPINCOUNT`` (``SPIN_COUNT`` rounds, about a tenth of a millisecond: enough to catch
+the next kernel of a chain without a wake-up) before numba's OpenMP runtime starts, unless
 the user set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``, which then decide.  PyTorch's
 own GNU OpenMP reads the same variable when it loads, so importing strided first
-gives both libraries' pools the short spin.  ``WAIT_SET`` records what strided set.
+gives both libraries' pools the short spin.  ``ENV_SET`` records what strided set.
 """
 
 from __future__ import annotations
@@ -145,12 +145,41 @@ os.environ.setdefault("NUMBA_NUM_THREADS", str(max(_num_threads, _max_threads)))
 os.environ.setdefault("NUMBA_THREADING_LAYER_PRIORITY", "omp tbb workqueue")
 
 # Rounds an idle OpenMP worker spins before it sleeps (GNU libgomp reads it when it loads).
-# docs/benchmarks.md ("One pool") has the measurements: a round is a pause instruction,
-# tens of nanoseconds, so this bounds the spin at tens of microseconds.
-SPIN_COUNT = 1000
-WAIT_SET: dict = {}
+# A round is one pause instruction, 10 to 30 ns depending on the CPU, so this bounds the
+# spin at 50 to 150 us: longer than the Python between two kernels of a chain, which must
+# not wake a sleeping worker each time, and far shorter than libgomp's default of
+# milliseconds, which would hold a core that another pool's thread waits for.
+# docs/benchmarks.md ("The idle spin") has the measurements on two CPUs.
+SPIN_COUNT = 5000
+# Every variable strided put in the environment, with its value: a user's own never changes.
+ENV_SET: dict = {}
 if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-    os.environ["GOMP_SPINCOUNT"] = WAIT_SET["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+    os.environ["GOMP_SPINCOUNT"] = ENV_SET["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+
+
+def _prefer_wide_vectors() -> None:
+    """On a CPU with AVX-512, let LLVM vectorise strided's loops 512 bits wide.
+
+    LLVM's tuning for such CPUs prefers 256-bit vectors (the first AVX-512 Xeons slowed
+    their clocks for wider code), which halves what an exp, a tanh or a keyed max does
+    per instruction; PyTorch's and NumPy's own AVX-512 kernels run at the full width.
+    numba takes the CPU's features from ``NUMBA_CPU_FEATURES`` when it is set, so strided
+    sets it to the host's features less the 256-bit preference, unless the user set
+    ``NUMBA_CPU_FEATURES``, ``NUMBA_CPU_NAME`` or ``NUMBA_ENABLE_AVX``.  Results do not
+    change: no kernel's arithmetic depends on the vector width (no loop reassociates)."""
+    if any(k in os.environ for k in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")):
+        return
+    try:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features()
+    except Exception:  # no LLVM answer: numba decides alone
+        return
+    if features.get("avx512f"):
+        os.environ["NUMBA_CPU_FEATURES"] = ENV_SET["NUMBA_CPU_FEATURES"] = features.flatten() + ",-prefer-256-bit"
+
+
+_prefer_wide_vectors()
 
 import numba  # noqa: E402
 
@@ -207,10 +236,11 @@ def pools_report() -> str:
     lines.append(f"CPUs this process may use: {cpus} (affinity {report['affinity']}, cgroup quota "
                  f"{report['cgroup_quota'] if report['cgroup_quota'] is not None else 'none'})")
     spin = os.environ.get("GOMP_SPINCOUNT")
-    how = (("set by strided" if WAIT_SET else "set by the user") if spin or os.environ.get("OMP_WAIT_POLICY")
-           else "unset")
-    lines.append(f"idle OpenMP threads: GOMP_SPINCOUNT={spin or '-'} OMP_WAIT_POLICY="
-                 f"{os.environ.get('OMP_WAIT_POLICY', '-')} ({how})")
+    policy = os.environ.get("OMP_WAIT_POLICY")
+    how = "unset" if not (spin or policy) else "set by strided" if "GOMP_SPINCOUNT" in ENV_SET else "set by the user"
+    lines.append(f"idle OpenMP threads: GOMP_SPINCOUNT={spin or '-'} OMP_WAIT_POLICY={policy or '-'} ({how})")
+    if "NUMBA_CPU_FEATURES" in ENV_SET:
+        lines.append("vector width: 512 bits (strided set NUMBA_CPU_FEATURES to this CPU's less prefer-256-bit)")
     if total > cpus:
         lines.append(f"warning: {len(others) + 1} pools hold {total} threads for {cpus} CPUs; a pool that "
                      "spins after its work stalls the others (strided's gemms pin BLAS to one thread "

@@ -5,8 +5,9 @@ OpenBLAS workers spin for a tenth of a second after a product), so ``in_processe
 runs the bench once per library, ``python -m strided bench ... --lib LIB``, in
 alternating processes (strided, NumPy, PyTorch, strided, ...): each case's figure is
 the median of the processes' medians, and ``Case.spread`` keeps their lowest and
-highest.  Inside a process, ``run_case`` times blocks of calls with a short pause
-between blocks and reports medians; ratios are ours over the best peer.
+highest.  Inside a process, ``run_case`` times blocks of calls back to back (with a short pause
+between libraries' blocks where several share the process) and reports medians; ratios
+are ours over the best peer.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def run_case(case: Case, rounds: int, per_block: int, budget_s: float) -> None:
                 times[lib] += _time_block(fn, per_block)
             finally:
                 gc.enable()
-            time.sleep(0.02)
+            if len(fns) > 1:  # let this library's pool go quiet before the next one's block
+                time.sleep(0.02)
         if r >= 1 and time.perf_counter() - start > budget_s:
             break
     case.results = {lib: statistics.median(ts) / case.calls for lib, ts in times.items()}
@@ -135,6 +137,25 @@ def libraries() -> list[str]:
     import importlib.util
 
     return [lib for lib in LIBS if lib != "torch" or importlib.util.find_spec("torch") is not None]
+
+
+# libgomp's own idle spin (rounds) when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set.
+LIBGOMP_SPIN = "300000"
+
+
+def process_env(lib: str) -> dict:
+    """The environment of a process that times ``lib``: a peer runs as its users run it.
+
+    The bench's own process imported strided, which put its idle spin in the environment
+    (``threads.ENV_SET``); a child inherits it, and the child that times PyTorch imports
+    strided too.  So a peer's process gets libgomp's default spin back explicitly, a
+    setting strided's import then leaves alone."""
+    from ...core.threads import ENV_SET
+
+    env = {**os.environ, "STRIDED_BENCH_LIB": lib}
+    if lib not in ("strided", "fused") and "GOMP_SPINCOUNT" in ENV_SET:
+        env["GOMP_SPINCOUNT"] = LIBGOMP_SPIN
+    return env
 
 
 def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None = None,
@@ -150,9 +171,8 @@ def in_processes(argv: list[str], alternations: int = 2, libs: list[str] | None 
         for r in range(alternations):
             for lib in libs:
                 path = os.path.join(tmp, f"{lib}-{r}.json")
-                env = {**os.environ, "STRIDED_BENCH_LIB": lib}
                 run = subprocess.run([sys.executable, "-m", "strided", "bench", *argv, "--json", path],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                     env=process_env(lib), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if run.returncode != 0:
                     raise SystemExit(f"bench: the {lib} process failed:\n{run.stderr[-2000:]}")
                 with open(path) as f:

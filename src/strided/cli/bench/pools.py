@@ -169,7 +169,11 @@ def network(lib: str, reps: int = 30) -> float:
 
 
 def _child(part: str, arg: str) -> dict | float:
-    out = subprocess.run([sys.executable, "-m", "strided.cli.bench.pools", part, arg], capture_output=True, text=True)
+    from .harness import process_env
+
+    env = process_env(arg) if part == "network" else None  # a handoff times strided's setting on purpose
+    out = subprocess.run([sys.executable, "-m", "strided.cli.bench.pools", part, arg], capture_output=True, text=True,
+                         env=env)
     if out.returncode != 0:
         raise SystemExit(f"bench --threads: the {part} {arg} process failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
