@@ -544,7 +544,7 @@ def test_eight_threads_on_shared_inputs_match_a_serial_run():
     except ValueError:  # no parallel region ran: one thread only, nothing to pin
         assert threads.get_num_threads() == 1
     else:
-        assert layer in ("omp", "tbb") or threads._serialise is True, (layer, threads._serialise)
+        assert layer in ("omp", "tbb") or threads.serialised(), layer
 
     errors, counts = [], [0] * 8
     stop = time.monotonic() + 3.0
@@ -594,7 +594,7 @@ def work(k):
 pool = [threading.Thread(target=work, args=(k,)) for k in range(8)]
 [t.start() for t in pool]
 [t.join() for t in pool]
-print("WQ " + json.dumps({"layer": numba.threading_layer(), "serialise": threads._serialise, "errors": len(errors)}))
+print("WQ " + json.dumps({"layer": numba.threading_layer(), "serialise": threads.serialised(), "errors": len(errors)}))
 """
 
 

@@ -185,7 +185,7 @@ import numba  # noqa: E402
 
 _numba_cap = numba.config.NUMBA_NUM_THREADS
 _lock = threading.Lock()
-_serialise: bool | None = None  # decided on the first parallel call
+_layer: str | None = None  # numba's threading layer, learned on the first parallel call
 
 
 def get_num_threads() -> int:
@@ -270,16 +270,36 @@ def _apply() -> None:
         pass
 
 
+def _learn_layer() -> str | None:
+    """numba's threading layer once it has started (the first parallel kernel), else None."""
+    global _layer
+    if _layer is None:
+        try:
+            _layer = numba.threading_layer()
+        except ValueError:  # not initialised until the first parallel kernel runs
+            return None
+    return _layer
+
+
+def serialised() -> bool:
+    """Whether parallel kernels are entered one at a time: on numba's workqueue layer, which
+    aborts when two threads enter it at once."""
+    return _learn_layer() == "workqueue"
+
+
 def parallel_guard():
     """A context entered around parallel kernels: a lock only on numba's unsafe workqueue layer."""
-    global _serialise
-    if _serialise is None:
-        try:
-            layer = numba.threading_layer()
-        except ValueError:  # not initialised until the first parallel kernel runs
-            return _Lazy()
-        _serialise = layer == "workqueue"
-    return _lock if _serialise else _NULL
+    layer = _learn_layer()
+    if layer is None:
+        return _Lazy()
+    return _lock if layer == "workqueue" else _NULL
+
+
+def static_chunks() -> bool:
+    """Whether numba's layer runs a parallel loop's chunks as a static schedule (OpenMP: each
+    thread a contiguous share, whatever chunk size is asked), so that asking costs a call for
+    nothing; tbb and workqueue hand the chunks out as threads come free."""
+    return _learn_layer() == "omp"
 
 
 class _Null:
@@ -298,11 +318,7 @@ class _Lazy(_Null):
         return self
 
     def __exit__(self, *exc):
-        global _serialise
-        try:
-            _serialise = numba.threading_layer() == "workqueue"
-        except ValueError:
-            pass
+        _learn_layer()
         _lock.release()
         return False
 

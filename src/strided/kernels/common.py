@@ -26,16 +26,17 @@ from .half import BF16, F16, HALF_VIEW
 # Below this many elements a kernel runs on the calling thread: waking the pool costs more
 # than the loop.  This is the threshold of compute-bound work (exp, tanh, ...); the cheaper
 # families scale it up below.  docs/benchmarks.md has the quiet-machine measurements.
-PARALLEL_MIN = 1 << 16
+PARALLEL_MIN = 1 << 15
 # Memory-bound elementwise ops (add, compare, relu, where: a few instructions an element)
 # go parallel only from this multiple of PARALLEL_MIN: their loop is so short that a
-# second thread pays for its launch only on four times the elements exp needs.
-LIGHT_OP_FACTOR = 4
+# second thread pays for its launch only on twice the elements exp needs.
+LIGHT_OP_FACTOR = 2
 # Reductions go parallel only from this multiple of PARALLEL_MIN: the serial reduction
 # runs at memory speed, and below it the launch and the partial results cost more.
-REDUCE_FACTOR = 8
-# Parallel work is cut into this many chunks per thread, handed out one at a time: a thread
-# that the OS preempts (a busy machine) holds up one small chunk, not a fixed share.
+REDUCE_FACTOR = 16
+# Parallel work is cut into this many chunks per thread.  numba's tbb and workqueue layers
+# hand them out one at a time, so a thread that the OS preempts (a busy machine) holds up
+# one small chunk, not a fixed share; its OpenMP layer runs them as a static schedule.
 CHUNKS_PER_THREAD = 4
 
 # ---------------------------------------------------------------------------
@@ -82,7 +83,7 @@ SPLIT_ROWS = 16
 # gains little, while a parallel region whose worker waits for a CPU held by another
 # process ends a scheduler tick or two late.  Only copies that take milliseconds on one
 # thread can risk it (see docs/benchmarks.md).
-COPY_PARALLEL_MIN = 64 * PARALLEL_MIN
+COPY_PARALLEL_MIN = 128 * PARALLEL_MIN
 # Multiple blocks at least this long are copied one memmove each; shorter ones go to the
 # general kernel, whose inline loop beats a call per block.
 BLOCK_MIN = 16

@@ -19,7 +19,7 @@ kernel's whole run, even for one chunk.
 from __future__ import annotations
 
 from .common import CHUNKS_PER_THREAD
-from ..core.threads import get_num_threads, parallel_guard
+from ..core.threads import get_num_threads, parallel_guard, static_chunks
 
 import numba  # numba comes after strided.threads
 from numba.extending import overload, register_jitable
@@ -106,7 +106,8 @@ def chunk(c, count, units):
 def nchunks(units: int, numel: int, parallel_min: int) -> int:
     """How many chunks to cut ``units`` of work over ``numel`` elements into: 1 (run on the
     calling thread) below ``parallel_min`` elements or on one thread, else a few per thread
-    (handed out one at a time, so that a thread the OS preempts holds up one small chunk)."""
+    (handed out one at a time where numba's layer does so: a thread the OS preempts holds
+    up one small chunk)."""
     if numel < parallel_min:
         return 1
     threads = get_num_threads()
@@ -142,9 +143,12 @@ def direct(kernel, args: tuple):
 
 def in_parallel(run):
     """``run`` (a parallel driver, or a closure calling one) wrapped to run inside
-    ``parallel_guard`` with numba handing out one chunk at a time."""
+    ``parallel_guard``, numba handing out one chunk at a time where its layer can."""
     def par(*bufs):
         with parallel_guard():
+            if static_chunks():  # asking OpenMP's static loop for a chunk size changes nothing
+                run(*bufs)
+                return
             old = numba.set_parallel_chunksize(1)
             try:
                 run(*bufs)
