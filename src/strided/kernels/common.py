@@ -79,11 +79,10 @@ SPLIT_ROWS = 16
 # ---------------------------------------------------------------------------
 # copy and index
 
-# Copies go parallel only from 4M elements: a copy is memory-bound, so a second thread
-# gains little, while a parallel region whose worker waits for a CPU held by another
-# process ends a scheduler tick or two late.  Only copies that take milliseconds on one
-# thread can risk it (see docs/benchmarks.md).
-COPY_PARALLEL_MIN = 128 * PARALLEL_MIN
+# Copies go parallel from as many elements as the memory-bound elementwise ops: a strided
+# slice or a narrow copy gains from a second thread from about 2^16 elements (a transposed
+# copy, tiled, only from 2048^2; see docs/benchmarks.md).
+COPY_PARALLEL_MIN = LIGHT_OP_FACTOR * PARALLEL_MIN
 # Multiple blocks at least this long are copied one memmove each; shorter ones go to the
 # general kernel, whose inline loop beats a call per block.
 BLOCK_MIN = 16
