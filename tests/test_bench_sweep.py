@@ -104,3 +104,22 @@ def test_each_library_is_timed_in_its_own_processes(monkeypatch):
     for per_lib in found.values():
         assert set(per_lib) == {"strided", "numpy"}
         assert all(len(v) == 2 and all(0 < s < 1 for s in v) for v in per_lib.values())
+
+
+def test_a_peers_process_runs_with_its_own_idle_spin_not_strideds(monkeypatch):
+    # strided's import put GOMP_SPINCOUNT in this process's environment; a process that times
+    # PyTorch or NumPy must not inherit it (PyTorch's own pool would then sleep between two
+    # back-to-back ops), while strided's own processes keep it.
+    from strided.cli.bench import harness
+    from strided.core import threads
+
+    monkeypatch.setitem(threads.ENV_SET, "GOMP_SPINCOUNT", str(threads.SPIN_COUNT))
+    monkeypatch.setenv("GOMP_SPINCOUNT", str(threads.SPIN_COUNT))
+    for lib in ("torch", "numpy", "numexpr", "torch.compile"):
+        env = harness.process_env(lib)
+        assert env["GOMP_SPINCOUNT"] == "300000" and env["STRIDED_BENCH_LIB"] == lib
+    for lib in ("strided", "fused"):
+        assert harness.process_env(lib)["GOMP_SPINCOUNT"] == str(threads.SPIN_COUNT)
+    monkeypatch.delitem(threads.ENV_SET, "GOMP_SPINCOUNT")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "7")  # the user's own setting reaches every process
+    assert harness.process_env("torch")["GOMP_SPINCOUNT"] == "7"
