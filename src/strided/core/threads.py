@@ -165,8 +165,10 @@ def _prefer_wide_vectors() -> None:
     per instruction; PyTorch's and NumPy's own AVX-512 kernels run at the full width.
     numba takes the CPU's features from ``NUMBA_CPU_FEATURES`` when it is set, so strided
     sets it to the host's features less the 256-bit preference, unless the user set
-    ``NUMBA_CPU_FEATURES``, ``NUMBA_CPU_NAME`` or ``NUMBA_ENABLE_AVX``.  Results do not
-    change: no kernel's arithmetic depends on the vector width (no loop reassociates)."""
+    ``NUMBA_CPU_FEATURES``, ``NUMBA_CPU_NAME`` or ``NUMBA_ENABLE_AVX``.  Elementwise results
+    do not change; a float sum's leaf lets LLVM choose its vector accumulators, so its last
+    bits follow the vector width (as PyTorch's sums differ between its AVX2 and AVX-512
+    kernels)."""
     if any(k in os.environ for k in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")):
         return
     try:
