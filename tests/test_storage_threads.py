@@ -186,3 +186,49 @@ def test_threads_command_prints_the_pools():
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines()[1].startswith("strided (numba)")
     assert "idle OpenMP threads: GOMP_SPINCOUNT=" in out.stdout
+
+
+def _slow_first_chunk_owners():
+    """Which thread ran each of 8 prange iterations when the first one is slow: a static
+    schedule gives thread 0 the first four whatever their cost, a dynamic one lets the
+    other thread take the rest while thread 0 is busy."""
+    import numba
+    from numba import njit, prange
+    from numba.np.ufunc.parallel import _iget_thread_id
+
+    @njit(parallel=True)
+    def owners(spin, out):
+        for c in prange(8):
+            s = 0.0
+            for k in range(spin[c]):
+                s += k * 1e-9
+            out[c] = _iget_thread_id() + (s > 1e300)
+
+    spin = np.array([50_000_000] + [1] * 7)
+    out = np.zeros(8, np.int64)
+    old = numba.set_parallel_chunksize(1)
+    try:
+        owners(spin, out)
+    finally:
+        numba.set_parallel_chunksize(old)
+    return out.tolist()
+
+
+def test_openmp_runs_a_prange_as_a_static_schedule_so_no_chunk_size_is_asked_for():
+    # strided skips numba.set_parallel_chunksize on the OpenMP layer (two Python calls a
+    # region) because that layer ignores it; if numba ever schedules dynamically there,
+    # this fails and the skip in kernels.walk.in_parallel must go.
+    import numba
+    from strided.kernels.walk import in_parallel
+
+    if threads.get_num_threads() < 2:
+        pytest.skip("one thread: no parallel region is ever entered")
+    x = sd.ones(1 << 20)
+    x + x  # starts numba's threading layer
+    seen = []
+    in_parallel(lambda: seen.append(numba.get_parallel_chunksize()))()
+    if numba.threading_layer() != "omp":
+        assert not threads.static_chunks() and seen == [1]  # tbb, workqueue: one chunk at a time
+        return
+    assert threads.static_chunks() and seen == [0]
+    assert _slow_first_chunk_owners() == [0, 0, 0, 0, 1, 1, 1, 1]
