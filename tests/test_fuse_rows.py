@@ -134,6 +134,45 @@ def test_many_rows_run_in_parallel_and_match():
         _check(name, x, w, b, rows=True)
 
 
+def test_a_parallel_row_program_reads_read_only_and_unaligned_buffers():
+    # The shared driver types its inputs read-only: writable and read-only buffers both run
+    # through it; an unaligned one runs on the serial kernel; each gives eager's bits.
+    if sd.get_num_threads() < 2:
+        pytest.skip("one thread: no parallel row program")
+    w, b = _weights(300, np.float32)
+    a = _array((700, 300), np.float32)
+    frozen = a.copy()
+    frozen.flags.writeable = False
+    raw = np.frombuffer(bytearray(a.nbytes + 1), np.uint8)[1:].view(np.float32).reshape(a.shape)
+    raw[...] = a  # a buffer one byte off its alignment: SERIAL's dispatcher reads it
+    assert not raw.flags.aligned
+    for name in ("softmax", "layer_norm"):
+        for x in (sd.from_numpy(a.copy()), sd.from_numpy(frozen), sd.from_numpy(raw)):
+            assert "rows (parallel)" in FUSED[name].explain(x, w, b)
+            _same(FUSED[name](x, w, b), FNS[name](x, w, b))
+
+
+def test_a_second_process_loads_a_parallel_row_program_and_its_driver_from_the_cache(tmp_path):
+    if sd.get_num_threads() < 2:
+        pytest.skip("one thread: no parallel row program")
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np, strided as sd
+        f = sd.fuse(lambda x: x.softmax(-1))
+        x = sd.from_numpy(np.arange(700 * 300, dtype=np.float32).reshape(700, 300) / 7000)
+        f(x)
+        k = [s for _, s in f._programs[next(iter(f._programs))].steps if type(s).__name__ == "Kernel"][0]
+        serial = sys.modules[k.module].SERIAL
+        drivers = [m.PARALLEL for n, m in sys.modules.items() if n.startswith("strided_kernel_chunks_")]
+        print(k.path.replace(" ", "_"), len(drivers))
+        for d in (serial, *drivers):
+            print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
+    """)
+    first, second = twice(code, tmp_path)
+    assert first == ["rows_(parallel)", "1", "0", "1", "0", "1"]  # both compiled
+    assert second == ["rows_(parallel)", "1", "1", "0", "1", "0"]  # both loaded, no compile
+
+
 def test_a_kept_row_program_reads_new_values_and_new_buffers():
     w, b = _weights(16, np.float32)
     x = sd.from_numpy(_array((4, 16), np.float32))

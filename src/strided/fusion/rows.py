@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..kernels.codegen import load
+from ..kernels.loops import chunk_driver
 from ..kernels.common import PARALLEL_MIN, check_in_buffer, reach
 from ..kernels.reduce import plan as reduce_plan
 from ..kernels.reduce_plan import INNER
@@ -47,6 +48,9 @@ from ..backend import ALLOCATORS, BACKENDS
 from ..layout import Layout
 from .lower import Kernel, Program, expression_source
 from .trace import Graph
+
+import numba  # numba comes after strided.threads
+from numba import types
 
 __all__ = ["lower_rows"]
 
@@ -224,7 +228,7 @@ class _Writer:
 
 
 _HEAD = """import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from strided.kernels.common import BLOCK, STACK
 from strided.kernels.half import (bf16_bits_as_f16_bits, bf16_bits_as_f32, f16_bits_as_f32, f32_as_bf16_bits,
@@ -255,11 +259,7 @@ def _source(w: _Writer, out_lines: list, nleaves: int) -> str:
     body += ["    " + line for line in row]
     return (_HEAD + runs + "\n" + "\n".join(w.defs) + "\n\n\n"
             + f"def rows(out, {xs}, lshape, lst, offs, N, r0, r1):\n" + "".join(f"    {b}\n" for b in body)
-            + '\n\nSERIAL = njit(cache=CACHE, error_model="numpy")(rows)\n\n\n'
-            + f"def p_rows(out, {xs}, lshape, lst, offs, N, R, nch):\n"
-            + "    for c in prange(nch):\n"
-            + f"        SERIAL(out, {xs}, lshape, lst, offs, N, c * R // nch, (c + 1) * R // nch)\n\n\n"
-            + 'PARALLEL = njit(parallel=True, cache=CACHE, error_model="numpy")(p_rows)\n')
+            + '\n\nSERIAL = njit(cache=CACHE, error_model="numpy")(rows)\n')
 
 
 def lower_rows(graph: Graph, args: tuple):
@@ -321,8 +321,21 @@ def lower_rows(graph: Graph, args: tuple):
         return run
 
     if nch > 1:
+        # Inputs typed read-only: a writable buffer converts to that, so one entry of SERIAL
+        # serves the buffers a kept program meets; numba converts no unaligned buffer to an
+        # aligned one, so such a buffer (a rare view of raw bytes) takes SERIAL's dispatcher.
+        arrays = [types.Array(numba.from_dtype(d), 1, "C", readonly=k > 0) for k, d in enumerate(dtypes)]
+        ints = types.Array(types.int64, 1, "C")
+        got = chunk_driver(mod.SERIAL, (*arrays, ints, types.Array(types.int64, 2, "C"), ints, types.int64))
+        if got is None:
+            return None
+        drive, address = got
+
         def run(o, *bufs):
-            launch(mod.PARALLEL, (o, *bufs, *tail, rows, nch), True)
+            if all(b.flags.aligned for b in bufs):
+                launch(drive, (address, o, *bufs, *tail, rows, nch), True)
+            else:
+                mod.SERIAL(o, *bufs, *tail, 0, rows)
         settle = None
     else:
         run = serial(mod.SERIAL)

@@ -27,9 +27,11 @@ from itertools import combinations
 from .codegen import load
 from .walk import seek
 
-from numba.extending import register_jitable  # numba comes after strided.threads
+from numba import types  # numba comes after strided.threads
+from numba.core import cgutils
+from numba.extending import intrinsic, register_jitable
 
-__all__ = ["kernel_set", "BCAST_MAX", "jitable"]
+__all__ = ["kernel_set", "BCAST_MAX", "jitable", "chunk_driver", "compiled_at"]
 
 BCAST_MAX = 2
 
@@ -256,3 +258,69 @@ def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros:
               + _runs(n, load_, store_, zeros, paths)
               + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
     return load(source, tag).KERNELS
+
+
+# ---------------------------------------------------------------------------
+# a parallel driver shared by every serial kernel of one signature
+
+
+@intrinsic
+def compiled_at(typingctx, fty, address):
+    """The numba function whose native entry is at ``address``, as a first-class function
+    of type ``fty``: a driver that calls it through this pointer neither links the callee's
+    code into its own nor optimises it a second time."""
+    ftype = fty.instance_type
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.create_struct_proxy(ftype)(context, builder)
+        void_p = context.get_value_type(types.voidptr)
+        fn.c_addr = void_p(None)
+        fn.py_addr = void_p(None)
+        fn.jit_addr = builder.inttoptr(args[1], void_p)
+        return fn._getvalue()
+
+    return ftype(fty, address), codegen
+
+
+_CHUNKS = """from numba import njit, prange, types
+
+from strided.kernels.loops import compiled_at
+
+FT = types.FunctionType(types.void({params}, types.int64, types.int64))
+
+
+def drive(address, {args}, total, nch):
+    for c in prange(nch):
+        fn = compiled_at(FT, address)
+        fn({args}, c * total // nch, (c + 1) * total // nch)
+
+
+PARALLEL = njit(parallel=True, cache=CACHE, error_model="numpy")(drive)
+"""
+
+
+def _spell(t) -> str | None:
+    if isinstance(t, types.Array) and isinstance(t.dtype, (types.Integer, types.Float, types.Boolean)):
+        name = "boolean" if isinstance(t.dtype, types.Boolean) else str(t.dtype)
+        return f"types.Array(types.{name}, {t.ndim}, {t.layout!r}, readonly={not t.mutable}, aligned={t.aligned})"
+    if isinstance(t, types.Integer):
+        return f"types.{t}"
+    return None
+
+
+def chunk_driver(serial, params: tuple):
+    """``(driver, address)``: ``driver(address, *args, total, nch)`` runs
+    ``serial(*args, lo, hi)`` over ``nch`` chunks of ``range(total)`` under ``prange``,
+    ``address`` being ``serial``'s compiled entry for ``params`` (numba types of ``args``)
+    and two int64.  One driver serves every serial kernel of that signature and is cached
+    on disk, so a new kernel's parallel form compiles nothing more than its serial form
+    (a driver that calls ``serial`` by name links and optimises its body again: about a
+    second for a row program).  None where a parameter's type cannot be spelled."""
+    spelled = [_spell(t) for t in params]
+    if None in spelled:
+        return None
+    cres = serial.get_compile_result(types.void(*params, types.int64, types.int64))
+    address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+    args = ", ".join(f"a{k}" for k in range(len(params)))
+    mod = load(_CHUNKS.format(params=", ".join(spelled), args=args), "chunks")
+    return mod.PARALLEL, address
