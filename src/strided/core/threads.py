@@ -291,10 +291,9 @@ def serialised() -> bool:
 
 def parallel_guard():
     """A context entered around parallel kernels: a lock only on numba's unsafe workqueue layer."""
-    layer = _learn_layer()
-    if layer is None:
+    if _learn_layer() is None:
         return _Lazy()
-    return _lock if layer == "workqueue" else _NULL
+    return _lock if serialised() else _NULL
 
 
 def static_chunks() -> bool:

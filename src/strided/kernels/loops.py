@@ -314,8 +314,8 @@ def chunk_driver(serial, params: tuple):
     ``address`` being ``serial``'s compiled entry for ``params`` (numba types of ``args``)
     and two int64.  One driver serves every serial kernel of that signature and is cached
     on disk, so a new kernel's parallel form compiles nothing more than its serial form
-    (a driver that calls ``serial`` by name links and optimises its body again: about a
-    second for a row program).  None where a parameter's type cannot be spelled."""
+    (a driver that calls ``serial`` by name links its code and optimises it a second time;
+    docs/benchmarks.md has the figures).  None where a parameter's type cannot be spelled."""
     spelled = [_spell(t) for t in params]
     if None in spelled:
         return None
