@@ -724,3 +724,71 @@ def test_scipy_blas_fallback():
     run = subprocess.run([sys.executable, "-c", _SCIPY_BLAS], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["ok", "True"]
+
+
+_MKL_BLAS = r"""
+import numpy as np
+import strided as sd
+from strided.kernels import matmul as km
+assert (km.BLAS_LIBRARY, km.BLAS_SEQUENTIAL, km._BLAS_INT.dtype) == ("mkl", True, np.int64), km.BLAS_LIBRARY
+rng = np.random.default_rng(4)
+sd.set_num_threads(2)
+# A lone product past SPLIT_MIN_MACS: two column slabs on strided's threads, nothing pinned.
+a = rng.standard_normal((64, 256)).astype(np.float32)
+w = rng.standard_normal((256, 256)).astype(np.float32)
+p = km.plan(((64, 256), (256, 1), 0), ((256, 256), (1, 256), 0), threads=2, pin=False)
+assert (p.split, p.slabs, p.slab_rows, p.blas_threads) == (2, 2, 0, 0), p
+got = (sd.from_numpy(a) @ sd.from_numpy(w).t()).numpy()
+np.testing.assert_allclose(got, a @ w.T, rtol=1e-4, atol=1e-4)
+# Batched, permuted, flipped, broadcast, in both float types; integers stay exact.
+x = rng.standard_normal((8, 16, 32, 24))
+y = rng.standard_normal((8, 16, 24, 40))
+for dt, tol in ((np.float32, 1e-4), (np.float64, 1e-12)):
+    xa, ya = x.astype(dt), y.astype(dt)
+    got = sd.from_numpy(xa).permute(1, 0, 2, 3) @ sd.from_numpy(ya).permute(1, 0, 2, 3).flip(-1)
+    want = np.matmul(xa.transpose(1, 0, 2, 3), ya.transpose(1, 0, 2, 3)[..., ::-1])
+    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+    got = sd.linalg.matmul(sd.from_numpy(xa[0, 0]), sd.from_numpy(ya[0, 0]), _chunk=7)
+    np.testing.assert_allclose(got.numpy(), xa[0, 0] @ ya[0, 0], rtol=tol, atol=tol)
+xi = rng.integers(-50, 50, (40, 30))
+np.testing.assert_array_equal((sd.from_numpy(xi) @ sd.from_numpy(xi.T)).numpy(), xi @ xi.T)
+# A fused epilogue after MKL's gemm is the eager chain's bits.
+b = rng.standard_normal(256).astype(np.float32)
+A, W, B = sd.from_numpy(a), sd.from_numpy(w), sd.from_numpy(b)
+layer = lambda h, w, b: (h @ w.t() + b).relu()
+assert sd.fuse(layer)(A, W, B).numpy().tobytes() == layer(A, W, B).numpy().tobytes()
+# Split and unsplit gemms of MKL: each slab is MKL's product of that slab.
+sd.set_num_threads(1)
+one = (sd.from_numpy(a) @ sd.from_numpy(w).t()).numpy()
+np.testing.assert_array_equal(one[:, :128], (sd.from_numpy(a) @ sd.from_numpy(w[:128]).t()).numpy())
+print("ok")
+"""
+
+
+def test_mkl_blas_when_asked():
+    # STRIDED_BLAS=mkl: gemm runs on MKL's sequential layer, split over strided's threads.
+    import os
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    try:
+        metadata.distribution("mkl")
+    except metadata.PackageNotFoundError:
+        pytest.skip("the mkl wheel is not installed (pip install 'strided[mkl]')")
+    env = dict(os.environ, STRIDED_BLAS="mkl")
+    run = subprocess.run([sys.executable, "-c", _MKL_BLAS], capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["ok"]
+
+
+def test_unknown_blas_choice_is_refused():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STRIDED_BLAS="atlas")
+    run = subprocess.run([sys.executable, "-c", "import strided as sd; sd.ones((2, 2)) @ sd.ones((2, 2))"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode != 0
+    assert "StridedError: STRIDED_BLAS: expected 'mkl' or 'openblas', got 'atlas'" in run.stderr

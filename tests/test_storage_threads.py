@@ -186,6 +186,8 @@ def test_threads_command_prints_the_pools():
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines()[1].startswith("strided (numba)")
     assert "idle OpenMP threads: GOMP_SPINCOUNT=" in out.stdout
+    assert "gemm: NumPy's OpenBLAS (pinned to one thread while strided's gemms run" in out.stdout or \
+        "gemm: scipy's OpenBLAS" in out.stdout, out.stdout
 
 
 def _slow_first_chunk_owners():

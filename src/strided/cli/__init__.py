@@ -72,8 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         return stubs_main(check=args.check)
     if args.command == "threads":
         from ..core.threads import pools_report
+        from ..kernels import matmul
 
         print(pools_report())
+        how = ("sequential, each gemm on the strided thread that calls it" if matmul.BLAS_SEQUENTIAL
+               else "pinned to one thread while strided's gemms run")
+        name = {"numpy": "NumPy's OpenBLAS", "scipy": "scipy's OpenBLAS", "mkl": "MKL"}[matmul.BLAS_LIBRARY]
+        print(f"gemm: {name} ({how}; {matmul.BLAS_ENV}=mkl or openblas chooses)")
         return 0
     if args.command == "bench" and args.threads:
         from .bench.pools import main as pools_main

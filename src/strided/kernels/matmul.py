@@ -3,7 +3,7 @@ loop kernel for integers.
 
 One checked entry point, ``matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk=None)``,
 and one pure planner, ``plan(a_layout, b_layout, *, blas=True, threads=1,
-chunk=DEFAULT_CHUNK, can_split=True) -> MatmulPlan``.  Buffers are flat 1-D NumPy
+chunk=DEFAULT_CHUNK, can_split=True, pin=True) -> MatmulPlan``.  Buffers are flat 1-D NumPy
 arrays of one dtype; a layout is the integer triple ``(shape, stride, offset)`` of
 rank >= 2 (strides in elements, any sign): the last two dims are the matrix
 (rows, cols), the dims before them are batch dims, which broadcast as NumPy's do
@@ -49,7 +49,11 @@ so small products skip the pinning (two calls into OpenBLAS, about 1 us each).
 BLAS is NumPy's own OpenBLAS when NumPy ships one (its wheels' ILP64
 scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
 computes on one BLAS thread, cut as above (NumPy hands a matrix-vector product to
-gemv, which sums in another order); else scipy's ``cython_blas`` (LP64); ``BLAS_LIBRARY`` says which.
+gemv, which sums in another order); else scipy's ``cython_blas`` (LP64).  With
+``STRIDED_BLAS=mkl`` in the environment (and the ``mkl`` wheel installed: ``pip install
+"strided[mkl]"``) it is Intel's MKL, ILP64, on its sequential threading layer: it starts
+no threads at all, so the splits above need no pinning, and its results differ from
+NumPy's in the last bits.  ``BLAS_LIBRARY`` says which ("numpy", "scipy" or "mkl").
 Its C functions are called from numba, so that the batch loop, the optional
 packing and the gemm calls all run in one compiled function without the GIL.  The
 function addresses are registered as named symbols (``llvmlite.binding.add_symbol``)
@@ -82,6 +86,7 @@ from __future__ import annotations
 
 from . import common  # noqa: F401  (imports strided.threads before numba)
 
+import contextlib
 import math
 import operator
 import threading
@@ -131,27 +136,47 @@ _INT64_MAX = 2**63 - 1
 
 _loaded = False
 _set_blas_threads = None
+# The loaded BLAS never starts threads of its own (MKL's sequential layer): gemms may run
+# on several of strided's threads at once without pinning anything.
+BLAS_SEQUENTIAL = False
 # The integer type of the loaded BLAS's interface: int64 (ILP64) or int32 (LP64).
 _BLAS_INT = np.zeros(6, np.int32)
-BLAS_LIBRARY = ""  # "numpy" or "scipy": whose OpenBLAS the gemm calls go to
+BLAS_LIBRARY = ""  # "numpy", "scipy" or "mkl": whose gemm the calls go to
+BLAS_ENV = "STRIDED_BLAS"  # "mkl" chooses MKL; unset, empty or "openblas": OpenBLAS
+_MKL_SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL in mkl_service.h
 
 
 def load_blas() -> None:
     """Register sgemm/dgemm under our symbol names (idempotent).
 
-    NumPy's own OpenBLAS (the scipy-openblas64 build its wheels ship, ILP64) when it
-    is loaded, else scipy's ``cython_blas`` (LP64).  Must run before a kernel that
-    calls them is compiled or loaded from cache.
+    MKL when ``STRIDED_BLAS=mkl``; else NumPy's own OpenBLAS (the scipy-openblas64 build
+    its wheels ship, ILP64) when it is loaded, else scipy's ``cython_blas`` (LP64).  Must
+    run before a kernel that calls them is compiled or loaded from cache.
     """
-    global _loaded, _set_blas_threads, _BLAS_INT, BLAS_LIBRARY
+    global _loaded, _set_blas_threads, _BLAS_INT, BLAS_LIBRARY, BLAS_SEQUENTIAL
     if _loaded:
         return
     import ctypes
+    import os
 
     import llvmlite.binding as ll
 
-    lib = _numpy_openblas()
-    if lib is not None:
+    choice = os.environ.get(BLAS_ENV, "").strip().lower()
+    if choice not in ("", "openblas", "mkl"):
+        raise StridedError(f"{BLAS_ENV}: expected 'mkl' or 'openblas', got {choice!r}")
+    lib = _mkl() if choice == "mkl" else _numpy_openblas()
+    if choice == "mkl":
+        for name in ("sgemm", "dgemm"):
+            ll.add_symbol("strided_" + name, ctypes.cast(getattr(lib, name + "_64"), ctypes.c_void_p).value)
+        lib.MKL_Set_Threading_Layer.argtypes, lib.MKL_Set_Threading_Layer.restype = [ctypes.c_int], ctypes.c_int
+        # The layer can be chosen once per process, before MKL's first computation; if
+        # something else chose a threaded one first, MKL's pool is pinned as OpenBLAS's is.
+        BLAS_SEQUENTIAL = lib.MKL_Set_Threading_Layer(_MKL_SEQUENTIAL) == _MKL_SEQUENTIAL
+        setter = lib.MKL_Set_Num_Threads
+        setter.argtypes, setter.restype = [ctypes.c_int], None
+        _set_blas_threads = None if BLAS_SEQUENTIAL else setter
+        _BLAS_INT, BLAS_LIBRARY = np.zeros(6, np.int64), "mkl"
+    elif lib is not None:
         for name in ("sgemm", "dgemm"):
             fn = getattr(lib, f"scipy_{name}_64_")
             ll.add_symbol("strided_" + name, ctypes.cast(fn, ctypes.c_void_p).value)
@@ -169,6 +194,28 @@ def load_blas() -> None:
     if _set_blas_threads is not None:
         _set_blas_threads(threads.get_num_threads())
     _loaded = True
+
+
+def _mkl():
+    """MKL's single dynamic library (``libmkl_rt``) from the ``mkl`` wheel, as a ctypes library."""
+    import ctypes
+    import glob
+    import os
+    import sys
+    from importlib import metadata
+
+    try:
+        files = [str(f.locate()) for f in metadata.files("mkl") or () if f.name.startswith("libmkl_rt.so")]
+    except metadata.PackageNotFoundError:
+        files = []
+    files += sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*")))
+    for path in files:
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    raise StridedError(f"{BLAS_ENV}=mkl: expected MKL's libmkl_rt from the mkl wheel "
+                       "(pip install 'strided[mkl]'), found none")
 
 
 def _numpy_openblas():
@@ -338,23 +385,25 @@ def _reach(what: str, shape, stride, offset) -> tuple:
 
 
 def plan(a_layout, b_layout, *, blas: bool = True, threads: int = 1, chunk: int = DEFAULT_CHUNK,
-         can_split: bool = True) -> MatmulPlan:
+         can_split: bool = True, pin: bool = True) -> MatmulPlan:
     """The plan of ``a @ b`` for layouts ``(shape, stride, offset)`` of rank >= 2.
 
     ``blas``: float operands (gemm) rather than integers; ``threads``: how many
     threads the call may use; ``chunk``: the largest m, n or k of one gemm call;
-    ``can_split``: whether the BLAS pool can be pinned to one thread (else a
-    batch is never split across threads).  Pure: integers in, integers out.
+    ``can_split``: whether gemms may run on several threads at once, each on one
+    BLAS thread (else a batch is never split across threads); ``pin``: whether that
+    takes pinning the BLAS pool to one thread (False: the BLAS starts no threads).
+    Pure: integers in, integers out.
     """
-    return _prepare(a_layout, b_layout, bool(blas), threads, chunk, can_split)[0]
+    return _prepare(a_layout, b_layout, bool(blas), threads, chunk, can_split, pin)[0]
 
 
-@caches.lru("matmul.plans", "operand layouts, float or integer, thread count, chunk, split allowed", 1024)
-def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
+@caches.lru("matmul.plans", "operand layouts, float or integer, thread count, chunk, split allowed, pinning", 1024)
+def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin):
     """The plan and the walk as the kernels take it (int64 arrays), cached per layouts:
     a model multiplies the same shapes every step, and four small arrays cost more than
     a tiny batched gemm."""
-    p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split)
+    p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
     # the batch dims, and the operands' strides along them as rows of one array; then the
     # gemm's integers as one array (``_GEMM_INTS`` orders them): one argument to unbox
     # rather than fifteen, which a small product notices
@@ -366,7 +415,7 @@ def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split):
     return p, arrays
 
 
-def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
+def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin) -> MatmulPlan:
     a_shape, a_stride, a_off = _ints("a_layout", a_layout)
     b_shape, b_stride, b_off = _ints("b_layout", b_layout)
     try:
@@ -431,7 +480,7 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split) -> MatmulPlan:
         if can_split:
             if nthreads > 1 and nbatch * m * n * k >= SPLIT_MIN_MACS:
                 split, slabs = _tasks(nbatch, max(m, n), nthreads)
-            if split > 1 or m * n * k > BLAS_INLINE_MACS:
+            if pin and (split > 1 or m * n * k > BLAS_INLINE_MACS):
                 blas_threads = 1
     else:
         path = INT
@@ -498,12 +547,12 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None,
         raise StridedError("matmul: expected a writable c, got a read-only buffer")
     nthreads = threads.get_num_threads()
     chunk = DEFAULT_CHUNK if chunk is None else chunk
-    can_split = _set_blas_threads is not None
+    can_split, pin = BLAS_SEQUENTIAL or _set_blas_threads is not None, not BLAS_SEQUENTIAL
     try:
-        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split)
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
     except TypeError:  # unhashable (lists): normalised to tuples, or refused by _ints
         a_layout, b_layout = _ints("a_layout", a_layout), _ints("b_layout", b_layout)
-        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split)
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
     for what, buf, (lo, hi), lay in (("a", a_buf, p.a_reach, a_layout), ("b", b_buf, p.b_reach, b_layout)):
         if lo < 0 or hi > len(buf):
             raise LayoutBoundsError(
@@ -536,7 +585,7 @@ def _prepared(p: MatmulPlan, walk, dtype):
     elements, once the caller has checked that ``a`` and ``b`` are 1-D contiguous buffers of
     ``dtype`` at least ``a_reach`` and ``b_reach`` long (made after the run: the kernel is
     compiled, so a calling-thread run calls its entry)."""
-    if p.blas_threads:
+    if p.blas_threads or p.split > 1:
         def run(a, b, c):
             _run_blas(p, walk, a, b, c)
     else:  # _run_blas's calling-thread case inlined: a small product is mostly its call
@@ -567,10 +616,7 @@ def _run_blas(p, walk, a_buf, b_buf, c_buf) -> None:
     stats[_stat_key(p.b_mode)] += 1
     bshape, bst, ints = walk
     args = (a_buf, b_buf, c_buf, ints, bshape, bst, _BLAS_INT)
-    if not p.blas_threads:
-        gemm_batched(*args)
-        return
-    with _ONE_BLAS_THREAD:
+    with _ONE_BLAS_THREAD if p.blas_threads else _NOTHING_TO_PIN:
         if p.split == 1:
             gemm_batched(*args)
         else:
@@ -600,6 +646,7 @@ class _OneBlasThread:
 
 
 _ONE_BLAS_THREAD = _OneBlasThread()
+_NOTHING_TO_PIN = contextlib.nullcontext()
 
 
 def _run_int(p, walk, a_buf, b_buf, c_buf, as_bool) -> None:
