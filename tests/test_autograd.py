@@ -254,3 +254,27 @@ def test_small_mlp_trains():
             new.append((Var(w - grads[w] * 0.5), Var(b - grads[b] * 0.5)))
         layers = new
     assert losses[-1] < losses[0] * 0.9, losses
+
+
+def test_a_bijective_view_passes_its_gradient_back_as_the_inverse_view():
+    # transpose, permute, flip, squeeze, unsqueeze, reshape: g itself, seen through the
+    # inverse view (no zero gradient written through the view, no copy).
+    from strided.ops.grad import view_back
+
+    rng = np.random.default_rng(8)
+    x = Var(rng.standard_normal((3, 1, 4)))
+    views = {
+        "transpose": (lambda t: t.transpose(0, 2), lambda a: a.transpose(2, 1, 0)),
+        "permute": (lambda t: t.permute((2, 0, 1)), lambda a: a.transpose(1, 2, 0)),
+        "flip": (lambda t: t.flip((0, 2)), lambda a: a[::-1, :, ::-1]),
+        "squeeze": (lambda t: t.squeeze(1), lambda a: a.reshape(3, 1, 4)),
+        "unsqueeze": (lambda t: t.unsqueeze(0), lambda a: a.reshape(3, 1, 4)),
+        "reshape": (lambda t: t.reshape((4, 3)), lambda a: a.reshape(3, 1, 4)),
+    }
+    for name, (view, back) in views.items():
+        y = view(x)
+        assert y._op.name == name
+        g = sd.tensor(rng.standard_normal(y.shape))
+        (got,) = view_back(y, y._op, g)
+        assert got._storage is g._storage, name
+        np.testing.assert_array_equal(got.numpy(), back(g.numpy()), err_msg=name)

@@ -55,8 +55,8 @@ def test_equal_layouts_share_a_decision_whatever_the_objects():
     np.testing.assert_allclose(_on(x.copy(), lay2).exp().numpy(), want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "mean", "contiguous", "to_f64",
-                                "matmul"])
+@pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "sum_dims", "mean", "contiguous",
+                                "to_f64", "matmul"])
 def test_a_kept_decision_still_measures_every_buffer(op):
     """The same layout over a buffer one element too short: the first call (full path) and
     every repeat (kept path) raise LayoutBoundsError; a long enough buffer still works."""
@@ -67,6 +67,7 @@ def test_a_kept_decision_still_measures_every_buffer(op):
         "add_scalar": lambda t: t + 1.5,
         "rsub_scalar": lambda t: 2 - t,
         "sum0": lambda t: t.sum(0),
+        "sum_dims": lambda t: t.sum((1,), keepdim=True),  # a tuple of dims is kept too
         "mean": lambda t: t.mean(1),
         "contiguous": lambda t: t.contiguous(),
         "to_f64": lambda t: t.to_dtype(sd.f64),
@@ -126,3 +127,18 @@ def test_repeated_ops_on_fresh_buffers_match_numpy(shape, data):
         if dim is not None and va.shape[dim]:
             np.testing.assert_allclose(a.sum(dim).numpy(), va.sum(dim, dtype=np.float64), rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(a.max(dim, keepdim=True).numpy(), va.max(dim, keepdims=True))
+
+
+def test_a_reduction_over_a_tuple_of_dims_is_kept_and_reads_new_values():
+    def kept():
+        return {name: n for name, _, _, _, n in caches.inventory()}["ops.reduce"]
+
+    lay = sd.Layout((3, 5), (1, 3), 0)  # a layout no other test reduces
+    data = np.arange(15, dtype=np.float32)
+    t = _on(data, lay)
+    before = kept()
+    first = t.sum((0,)).numpy()
+    assert kept() == before + 1
+    data *= 2  # the same buffer, new values: the kept call reads them
+    np.testing.assert_array_equal(t.sum((0,)).numpy(), 2 * first)
+    np.testing.assert_array_equal(first, data.reshape(5, 3).T.sum(0) / 2)

@@ -12,7 +12,7 @@ every use.  Computing them never writes into an input.
 
 from __future__ import annotations
 
-from .creation import tensor, zeros
+from .creation import full, tensor
 from .core.errors import StridedError
 from .ops import copies
 from .ops.registry import gradient_rule
@@ -127,7 +127,7 @@ def backward(root: Tensor) -> GradStore:
 
 
 def _ones_like(t: Tensor) -> Tensor:
-    return copies.fill_(zeros(t.shape, t.dtype, device=t.device), 1)  # on the root's device
+    return full(t.shape, 1, t.dtype, device=t.device)  # on the root's device
 
 
 def _dense(g: Tensor, like: Tensor) -> Tensor:

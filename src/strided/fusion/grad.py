@@ -27,7 +27,7 @@ from ..creation import zeros
 from ..kernels.optable import NOT_DIFFERENTIABLE, OPS
 from ..ops.copies import to_dtype
 from ..ops.elementwise import binary, unary, where
-from ..ops.grad import extreme_back, matmul_back, sum_to, where_back
+from ..ops.grad import INVERSE_VIEWS, extreme_back, matmul_back, sum_to, where_back
 from ..ops.reduce import reduce, reduce_dims
 from ..tensor import Op, Tensor
 from .fused import Fused
@@ -132,28 +132,6 @@ def _replay(graph: Graph, xs, saved: dict) -> dict:
     return v
 
 
-_INVERSE = {
-    "t": lambda g, x, p: g.t(), "T": lambda g, x, p: g.T, "mT": lambda g, x, p: g.mT,
-    "transpose": lambda g, x, p: g.transpose(*p),
-    "permute": lambda g, x, p: g.permute(tuple(_inverse_perm(p[0] if len(p) == 1 else p, x.ndim))),
-    "flip": lambda g, x, p: g.flip(*p),
-    "unsqueeze": lambda g, x, p: g.reshape(x.shape), "squeeze": lambda g, x, p: g.reshape(x.shape),
-    "reshape": lambda g, x, p: g.reshape(x.shape), "flatten": lambda g, x, p: g.reshape(x.shape),
-    "flatten_all": lambda g, x, p: g.reshape(x.shape),
-    "broadcast_as": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
-    "expand": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
-    "broadcast_left": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
-}
-
-
-def _inverse_perm(dims, nd):
-    dims = [d % nd for d in dims]
-    inv = [0] * nd
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return inv
-
-
 def _rule(n: Node, v: dict, g):
     """(operand node, its gradient) pairs of node ``n`` given the gradient g of its value."""
     y = v[n.index]
@@ -181,7 +159,7 @@ def _rule(n: Node, v: dict, g):
         return [(a, next(it)) for a in args if a.kind != "const"]
     if n.kind == "view":
         (a,) = n.args
-        inv = _INVERSE.get(n.op)
+        inv = INVERSE_VIEWS.get(n.op)
         if inv is not None:
             return [(a, inv(g, v[a.index], n.params))]
         if not isinstance(g, Tensor):

@@ -34,9 +34,37 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 # views
 
 
+# The gradient of a view that reaches every element of its input once (by the names eager
+# records and strided.fuse traces): the inverse view of g, ``inverse(g, input, view's args)``.
+INVERSE_VIEWS = {
+    "t": lambda g, x, p: g.t(), "T": lambda g, x, p: g.T, "mT": lambda g, x, p: g.mT,
+    "transpose": lambda g, x, p: g.transpose(*p),
+    "permute": lambda g, x, p: g.permute(tuple(_inverse_perm(p[0] if len(p) == 1 else p, x.ndim))),
+    "flip": lambda g, x, p: g.flip(*p),
+    "unsqueeze": lambda g, x, p: g.reshape(x.shape), "squeeze": lambda g, x, p: g.reshape(x.shape),
+    "reshape": lambda g, x, p: g.reshape(x.shape), "flatten": lambda g, x, p: g.reshape(x.shape),
+    "flatten_all": lambda g, x, p: g.reshape(x.shape),
+    "broadcast_as": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
+    "expand": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
+    "broadcast_left": lambda g, x, p: sum_to(g, x.shape).reshape(x.shape),
+}
+
+
+def _inverse_perm(dims, nd):
+    dims = [d % nd for d in dims]
+    inv = [0] * nd
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return inv
+
+
 def view_back(node, op, g):
-    """Injective views: write g through the same view of a zero gradient."""
+    """A view of every element once: the inverse view of g.  Any other injective view: g
+    written through the same view of a zero gradient."""
     (inp,) = op.inputs
+    inverse = INVERSE_VIEWS.get(op.name)
+    if inverse is not None:
+        return [inverse(g.detach(), inp, op.ctx["args"])]
     gz = zeros(inp.shape, g.dtype, device=g.device)
     v = _replay(gz, op.name, op.ctx["args"])
     v.copy_(g)

@@ -35,13 +35,18 @@ def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
         raise StridedIndexError(f"{op}: dim {dim} out of range for a rank-0 tensor")
     return tuple(norm)
 
+# A call's dim is part of its kept key as given: an int or a tuple (hashable, and equal
+# only to a dim that means the same), not a list.
+_KEPT_DIMS = (int, tuple)
+
+
 def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``op`` (sum, mean, max, min) over ``dim`` (an int, a tuple of ints, or None for all)."""
     if not isinstance(t, Tensor):
         got = trace_hook("reduce", op, (t,), dim=dim, keepdim=keepdim)
         if got is not NotImplemented:
             return got
-    if type(dim) is int or dim is None:
+    if type(dim) in _KEPT_DIMS or dim is None:
         s = t._storage
         e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
         if e is not None:
@@ -83,7 +88,7 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     out = empty(keep_shape, acc, device=t.device)
     K = BACKENDS[t._storage.device]
     kop = "sum" if op == "mean" else op
-    keep = src is t and want is acc and (type(dim) is int or dim is None)  # kept under (op, dim, ...)
+    keep = src is t and want is acc and (type(dim) in _KEPT_DIMS or dim is None)  # kept under (op, dim, ...)
     prepared = K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout, keep)
     keep_layout = out.layout
     count = None
