@@ -118,6 +118,7 @@ def test_a_peers_process_runs_with_its_own_idle_spin_not_strideds(monkeypatch):
     for lib in ("torch", "numpy", "numexpr", "torch.compile"):
         env = harness.process_env(lib)
         assert env["GOMP_SPINCOUNT"] == "300000" and env["STRIDED_BENCH_LIB"] == lib
+        assert env["STRIDED_MALLOC"] == "default"  # a peer keeps glibc's malloc as its users do
     for lib in ("strided", "fused"):
         assert harness.process_env(lib)["GOMP_SPINCOUNT"] == str(threads.SPIN_COUNT)
     monkeypatch.delitem(threads.ENV_SET, "GOMP_SPINCOUNT")

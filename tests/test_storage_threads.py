@@ -234,3 +234,45 @@ def test_openmp_runs_a_prange_as_a_static_schedule_so_no_chunk_size_is_asked_for
         return
     assert threads.static_chunks() and seen == [0]
     assert _slow_first_chunk_owners() == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+_FAULTS = r"""
+import resource
+import strided as sd
+from strided.core import storage
+
+def step():
+    ts = [sd.zeros((64, 1024)) for _ in range(8)]  # 256 KiB each, zero-filled: every page touched
+    del ts
+
+step()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(50):
+    step()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, sorted(storage.MALLOC_SET))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc settings")
+def test_freed_buffers_stay_warm_unless_the_user_chose_malloc_settings():
+    # 2 MiB of buffers freed and allocated again 50 times: with strided's malloc thresholds
+    # no step faults a page in again; with glibc's defaults each one does, hundreds of times.
+    import ctypes
+
+    if not hasattr(ctypes.CDLL(None), "gnu_get_libc_version"):
+        pytest.skip("not glibc")
+
+    def run(**env):
+        out = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, **env})
+        assert out.returncode == 0, out.stderr[-2000:]
+        faults, _, names = out.stdout.partition(" ")
+        return int(faults), names.strip()
+
+    warm, names = run()
+    assert names == "['M_MMAP_THRESHOLD', 'M_TRIM_THRESHOLD']"
+    cold, names = run(STRIDED_MALLOC="default")
+    assert names == "[]"
+    assert warm * 20 < cold and cold > 50 * 100, (warm, cold)
+    _, names = run(MALLOC_ARENA_MAX="4")  # one of glibc's own variables: the user decides
+    assert names == "[]"

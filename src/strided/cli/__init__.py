@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
                else "pinned to one thread while strided's gemms run")
         name = {"numpy": "NumPy's OpenBLAS", "scipy": "scipy's OpenBLAS", "mkl": "MKL"}[matmul.BLAS_LIBRARY]
         print(f"gemm: {name} ({how}; {matmul.BLAS_ENV}=mkl or openblas chooses)")
+        from ..core.storage import MALLOC_SET
+
+        kept = ", ".join(f"{k}={v}" for k, v in MALLOC_SET.items())
+        print(f"malloc: {kept + ' (set by strided; STRIDED_MALLOC=default leaves glibc alone)' if kept else 'as the C library set it'}")
         return 0
     if args.command == "bench" and args.threads:
         from .bench.pools import main as pools_main

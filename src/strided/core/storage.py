@@ -8,6 +8,16 @@ is handed out again for the next allocation of that size.
 Safety: a buffer is recycled only when nothing but its Storage refers to it
 (no numpy view, no exported array), checked with its reference count when the
 Storage dies.  ``zeros`` still zero-fills whatever it receives.
+
+Below the pool's sizes, buffers are glibc malloc's.  Its defaults hand freed memory
+back to the OS as soon as more than 128 KiB lies free at the top of the heap (a
+threshold that grows only to twice the largest mapped block freed so far), so a
+program that frees a few hundred KiB of buffers and allocates them again (a training
+step's gradients and activations) takes fresh page faults on every step.  So, on
+glibc, strided sets malloc's mmap threshold to the pool's smallest size and its trim
+threshold to twice that (what glibc's own adaptive rule would reach once a pooled-size
+block had been freed) when the process starts, unless the user set any of glibc's
+malloc variables or ``STRIDED_MALLOC=default``; ``MALLOC_SET`` records what strided set.
 """
 
 from __future__ import annotations
@@ -29,6 +39,35 @@ _POOL_ENV = "STRIDED_POOL_BYTES"
 # already sometimes does.
 _MIN_POOLED = 1 << 24
 _new = object.__new__
+
+_MALLOC_ENV = "STRIDED_MALLOC"  # "default": leave glibc's malloc settings alone
+_GLIBC_MALLOC_ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_",
+                     "MALLOC_ARENA_MAX", "GLIBC_TUNABLES")
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+MALLOC_SET: dict = {}  # mallopt parameter name -> the bytes strided set
+
+
+def _keep_freed_memory() -> None:
+    if os.environ.get(_MALLOC_ENV, "").strip().lower() == "default" or \
+            any(v in os.environ for v in _GLIBC_MALLOC_ENV):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if not hasattr(libc, "gnu_get_libc_version"):
+            return  # another C library (musl's has no mallopt; macOS's none of these rules)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    for name, param, value in (("M_MMAP_THRESHOLD", _M_MMAP_THRESHOLD, _MIN_POOLED),
+                               ("M_TRIM_THRESHOLD", _M_TRIM_THRESHOLD, 2 * _MIN_POOLED)):
+        if mallopt(param, value) == 1:
+            MALLOC_SET[name] = value
+
+
+_keep_freed_memory()
 
 
 def _env_pool_bytes() -> int:

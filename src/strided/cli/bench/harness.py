@@ -149,12 +149,15 @@ def process_env(lib: str) -> dict:
     The bench's own process imported strided, which put its idle spin in the environment
     (``threads.ENV_SET``); a child inherits it, and the child that times PyTorch imports
     strided too.  So a peer's process gets libgomp's default spin back explicitly, a
-    setting strided's import then leaves alone."""
+    setting strided's import then leaves alone, and keeps glibc's malloc settings
+    (``STRIDED_MALLOC=default``)."""
     from ...core.threads import ENV_SET
 
     env = {**os.environ, "STRIDED_BENCH_LIB": lib}
-    if lib not in ("strided", "fused") and "GOMP_SPINCOUNT" in ENV_SET:
-        env["GOMP_SPINCOUNT"] = LIBGOMP_SPIN
+    if lib not in ("strided", "fused"):
+        env["STRIDED_MALLOC"] = "default"
+        if "GOMP_SPINCOUNT" in ENV_SET:
+            env["GOMP_SPINCOUNT"] = LIBGOMP_SPIN
     return env
 
 
