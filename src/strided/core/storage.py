@@ -14,10 +14,10 @@ back to the OS as soon as more than 128 KiB lies free at the top of the heap (a
 threshold that grows only to twice the largest mapped block freed so far), so a
 program that frees a few hundred KiB of buffers and allocates them again (a training
 step's gradients and activations) takes fresh page faults on every step.  So, on
-glibc, strided sets malloc's mmap threshold to the pool's smallest size and its trim
-threshold to twice that (what glibc's own adaptive rule would reach once a pooled-size
-block had been freed) when the process starts, unless the user set any of glibc's
-malloc variables or ``STRIDED_MALLOC=default``; ``MALLOC_SET`` records what strided set.
+glibc, strided sets malloc's mmap threshold to 32 MiB and its trim threshold to twice
+that (where glibc's own adaptive rule ends, once a 32 MiB block has been freed) when the
+process starts, unless the user set any of glibc's malloc variables or
+``STRIDED_MALLOC=default``; ``MALLOC_SET`` records what strided set.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ _MALLOC_ENV = "STRIDED_MALLOC"  # "default": leave glibc's malloc settings alone
 _GLIBC_MALLOC_ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_",
                      "MALLOC_ARENA_MAX", "GLIBC_TUNABLES")
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+_GLIBC_MMAP_MAX = 1 << 25  # the largest mmap threshold glibc's adaptive rule sets on 64-bit
 MALLOC_SET: dict = {}  # mallopt parameter name -> the bytes strided set
 
 
@@ -61,8 +62,8 @@ def _keep_freed_memory() -> None:
     except (OSError, AttributeError):
         return
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    for name, param, value in (("M_MMAP_THRESHOLD", _M_MMAP_THRESHOLD, _MIN_POOLED),
-                               ("M_TRIM_THRESHOLD", _M_TRIM_THRESHOLD, 2 * _MIN_POOLED)):
+    for name, param, value in (("M_MMAP_THRESHOLD", _M_MMAP_THRESHOLD, _GLIBC_MMAP_MAX),
+                               ("M_TRIM_THRESHOLD", _M_TRIM_THRESHOLD, 2 * _GLIBC_MMAP_MAX)):
         if mallopt(param, value) == 1:
             MALLOC_SET[name] = value
 
