@@ -132,8 +132,9 @@ def _replay(graph: Graph, xs, saved: dict) -> dict:
     return v
 
 
-def _rule(n: Node, v: dict, g):
-    """(operand node, its gradient) pairs of node ``n`` given the gradient g of its value."""
+def _rule(n: Node, v: dict, g, tracks: dict):
+    """(operand node, its gradient) pairs of node ``n`` given the gradient g of its value
+    (``tracks``: which nodes depend on a tracked argument)."""
     y = v[n.index]
     if n.kind == "ew":
         e = OPS[n.op]
@@ -184,7 +185,8 @@ def _rule(n: Node, v: dict, g):
         return [(a, extreme_back(y, Op(n.op, (x,), {"dims": dims, "keepdim": True}), g)[0])]
     if n.kind == "matmul":
         a, b = n.args
-        ga, gb = matmul_back(y, Op("matmul", (v[a.index], v[b.index]), {"promote": True}), g)
+        ga, gb = matmul_back(y, Op("matmul", (v[a.index], v[b.index]), {"promote": True}), g,
+                             need=(tracks[a.index], tracks[b.index]))
         return [(a, ga), (b, gb)]
     return []
 
@@ -209,7 +211,7 @@ def _vjp(graph: Graph, k: int, tracked, saved: tuple):
             gn = grads.get(n.index)
             if gn is None or n.kind == "input":
                 continue
-            for a, ga in _rule(n, v, gn):
+            for a, ga in _rule(n, v, gn, tracks):
                 if ga is None or not tracks.get(a.index, False):
                     continue
                 if ga.shape != a.shape:

@@ -205,15 +205,22 @@ def _first_extreme_mask(x: Tensor, dims, name) -> Tensor:
     return hot.permute(tuple(inv))
 
 
-def matmul_back(node, op, g):
+def matmul_back(node, op, g, need=None):
+    """The gradients of both operands, or None for one that ``need`` (a pair of bools; by
+    default: which operands are tracked) says nobody wants: its product is not computed."""
+    if need is None:
+        need = tuple(isinstance(x, Tensor) and x.track_op() for x in op.inputs)
     a, b = (x.detach() for x in op.inputs)
     g = g.detach()
     a2 = a if a.ndim > 1 else a.unsqueeze(0)
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
     batch = _broadcast_batch(a2.shape[:-2], b2.shape[:-2])
     g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
-    ga = sum_to(g2 @ b2.transpose(-1, -2), a2.shape).reshape(a.shape)  # @: operands may differ in dtype
-    gb = sum_to(a2.transpose(-1, -2) @ g2, b2.shape).reshape(b.shape)
+    ga = gb = None
+    if need[0]:
+        ga = sum_to(g2 @ b2.transpose(-1, -2), a2.shape).reshape(a.shape)  # @: operands may differ in dtype
+    if need[1]:
+        gb = sum_to(a2.transpose(-1, -2) @ g2, b2.shape).reshape(b.shape)
     return [ga, gb]
 
 
