@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..core.storage import MALLOC_SET
 
         kept = ", ".join(f"{k}={v}" for k, v in MALLOC_SET.items())
-        print(f"malloc: {kept + ' (set by strided; STRIDED_MALLOC=default leaves glibc alone)' if kept else 'as the C library set it'}")
+        how = f"{kept} (set by strided; STRIDED_MALLOC=default leaves glibc alone)" if kept else "the C library's own"
+        print(f"malloc: {how}")
         return 0
     if args.command == "bench" and args.threads:
         from .bench.pools import main as pools_main
