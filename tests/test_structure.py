@@ -443,6 +443,7 @@ TABLES = {
     "strided.api.numpy_api": {"UFUNCS"},  # NumPy's ufunc map, from the op table
     "strided.cuda.scalar": {"MISSING"},  # the primitives CUDA lacks, with their reasons
     "strided.core.threads": {"ENV_SET"},  # what strided set in the environment, for the report
+    "strided.core.storage": {"MALLOC_SET"},  # the malloc settings strided made, for the report
     "strided.kernels.codegen": {"_STATE"},  # the kernel directory and fingerprint, found once
     "strided.cli.bench.fused_bench": {"_FIRST"},  # a benchmark's first-call times
 }
