@@ -32,8 +32,9 @@ PARALLEL_MIN = 1 << 15
 # second thread pays for its launch only on twice the elements exp needs.
 LIGHT_OP_FACTOR = 2
 # Reductions go parallel only from this multiple of PARALLEL_MIN: the serial reduction
-# runs at memory speed, and below it the launch and the partial results cost more.
-REDUCE_FACTOR = 16
+# runs at memory speed while its source fits in one core's cache, and below it the launch
+# and the partial results cost more.
+REDUCE_FACTOR = 12
 # Parallel work is cut into this many chunks per thread.  numba's tbb and workqueue layers
 # hand them out one at a time, so a thread that the OS preempts (a busy machine) holds up
 # one small chunk, not a fixed share; its OpenMP layer runs them as a static schedule.
