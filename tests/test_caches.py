@@ -142,3 +142,14 @@ def test_a_reduction_over_a_tuple_of_dims_is_kept_and_reads_new_values():
     data *= 2  # the same buffer, new values: the kept call reads them
     np.testing.assert_array_equal(t.sum((0,)).numpy(), 2 * first)
     np.testing.assert_array_equal(first, data.reshape(5, 3).T.sum(0) / 2)
+
+
+def test_a_kept_tuple_of_dims_serves_no_dim_the_checked_path_refuses():
+    # (0.0,) equals (0,) as a key, and a list inside a tuple is unhashable: after (0,) was
+    # kept, both still get the checked path's StridedError, not an answer or a TypeError.
+    t = _on(np.arange(12, dtype=np.float32), sd.Layout((3, 4), (4, 1), 0))
+    np.testing.assert_array_equal(t.sum((0,)).numpy(), np.arange(12).reshape(3, 4).sum(0))
+    t.sum((0,))
+    for bad in ((0.0,), ([0],)):
+        with pytest.raises(sd.StridedError):
+            t.sum(bad)

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return stubs_main(check=args.check)
     if args.command == "threads":
+        from ..core.storage import MALLOC_SET
         from ..core.threads import pools_report
         from ..kernels import matmul
 
@@ -79,8 +80,6 @@ def main(argv: list[str] | None = None) -> int:
                else "pinned to one thread while strided's gemms run")
         name = {"numpy": "NumPy's OpenBLAS", "scipy": "scipy's OpenBLAS", "mkl": "MKL"}[matmul.BLAS_LIBRARY]
         print(f"gemm: {name} ({how}; {matmul.BLAS_ENV}=mkl or openblas chooses)")
-        from ..core.storage import MALLOC_SET
-
         kept = ", ".join(f"{k}={v}" for k, v in MALLOC_SET.items())
         how = f"{kept} (set by strided; STRIDED_MALLOC=default leaves glibc alone)" if kept else "the C library's own"
         print(f"malloc: {how}")

@@ -164,8 +164,8 @@ def load_blas() -> None:
     choice = os.environ.get(BLAS_ENV, "").strip().lower()
     if choice not in ("", "openblas", "mkl"):
         raise StridedError(f"{BLAS_ENV}: expected 'mkl' or 'openblas', got {choice!r}")
-    lib = _mkl() if choice == "mkl" else _numpy_openblas()
     if choice == "mkl":
+        lib = _mkl()
         for name in ("sgemm", "dgemm"):
             ll.add_symbol("strided_" + name, ctypes.cast(getattr(lib, name + "_64"), ctypes.c_void_p).value)
         lib.MKL_Set_Threading_Layer.argtypes, lib.MKL_Set_Threading_Layer.restype = [ctypes.c_int], ctypes.c_int
@@ -176,7 +176,7 @@ def load_blas() -> None:
         setter.argtypes, setter.restype = [ctypes.c_int], None
         _set_blas_threads = None if BLAS_SEQUENTIAL else setter
         _BLAS_INT, BLAS_LIBRARY = np.zeros(6, np.int64), "mkl"
-    elif lib is not None:
+    elif (lib := _numpy_openblas()) is not None:
         for name in ("sgemm", "dgemm"):
             fn = getattr(lib, f"scipy_{name}_64_")
             ll.add_symbol("strided_" + name, ctypes.cast(fn, ctypes.c_void_p).value)

@@ -35,9 +35,12 @@ def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
         raise StridedIndexError(f"{op}: dim {dim} out of range for a rank-0 tensor")
     return tuple(norm)
 
-# A call's dim is part of its kept key as given: an int or a tuple (hashable, and equal
-# only to a dim that means the same), not a list.
-_KEPT_DIMS = (int, tuple)
+def _keyable(dim) -> bool:
+    """Whether a call's dim can be part of its kept key as given: None, an int or a tuple of
+    ints, which equal only a dim that means the same (0.0 == 0 and True == 1 would let a
+    dim the checked path refuses, or reads otherwise, find another's decision)."""
+    t = type(dim)
+    return t is int or dim is None or (t is tuple and all(type(d) is int for d in dim))
 
 
 def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -46,7 +49,7 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         got = trace_hook("reduce", op, (t,), dim=dim, keepdim=keepdim)
         if got is not NotImplemented:
             return got
-    if type(dim) in _KEPT_DIMS or dim is None:
+    if _keyable(dim):
         s = t._storage
         e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
         if e is not None:
@@ -88,7 +91,7 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     out = empty(keep_shape, acc, device=t.device)
     K = BACKENDS[t._storage.device]
     kop = "sum" if op == "mean" else op
-    keep = src is t and want is acc and (type(dim) in _KEPT_DIMS or dim is None)  # kept under (op, dim, ...)
+    keep = src is t and want is acc and _keyable(dim)  # kept under (op, dim, ...)
     prepared = K.reduce.reduce(kop, src._storage.data, src.layout, dims, out._storage.data, out.layout, keep)
     keep_layout = out.layout
     count = None
