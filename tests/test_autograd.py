@@ -278,3 +278,23 @@ def test_a_bijective_view_passes_its_gradient_back_as_the_inverse_view():
         (got,) = view_back(y, y._op, g)
         assert got._storage is g._storage, name
         np.testing.assert_array_equal(got.numpy(), back(g.numpy()), err_msg=name)
+
+
+def test_a_transposed_weight_gets_its_gradient_uncopied():
+    # y = x @ w.t(): w.t()'s gradient is computed as (g^T x)^T, so undoing the transpose
+    # gives w a row-major gradient that is that product's own buffer (no transposed copy);
+    # a sum's broadcast ones reach the product's rule as they are.
+    rng = np.random.default_rng(9)
+    xa, wa = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    x, w = Var(xa), Var(wa)
+    wt = w.t()
+    y = x @ wt
+    s = y.sum_all()
+    grads = s.backward()
+    gy = np.ones((5, 4))
+    np.testing.assert_allclose(grads[w].numpy(), gy.T @ xa, rtol=1e-12)
+    np.testing.assert_allclose(grads[x].numpy(), gy @ wa, rtol=1e-12)
+    assert grads[w].is_contiguous() and grads[x].is_contiguous()
+    assert grads[w]._storage is grads[wt]._storage  # the inverse view of wt's gradient, no copy
+    assert grads[wt].t().is_contiguous()
+    assert 0 in grads[y].stride  # the sum's gradient stays a broadcast of one value

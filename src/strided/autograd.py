@@ -6,8 +6,9 @@ there is no no_grad mode to forget, computing with plain tensors records
 nothing, and ``detach()`` cuts the link while sharing the buffer.  The graph
 keeps its inputs alive; dropping or detaching the result releases them.
 
-Gradients are dense tensors of their tensor's shape and dtype, summed over
-every use.  Computing them never writes into an input.
+Gradients have their tensor's shape and dtype and are summed over every use; a
+leaf's is a row-major tensor, an inner node's keeps the layout its rule gave it.
+Computing them never writes into an input or a gradient.
 """
 
 from __future__ import annotations
@@ -131,10 +132,13 @@ def _ones_like(t: Tensor) -> Tensor:
 
 
 def _dense(g: Tensor, like: Tensor) -> Tensor:
+    """g as a gradient is kept: a leaf's is a row-major tensor of its own; an inner node's is
+    passed down in whatever layout its rule made (a sum's broadcast ones, the transpose of a
+    product's gradient), as every rule reads any layout and none writes into g."""
     g = g.detach()
     if g.shape != like.shape:
         g = g.broadcast_as(like.shape)
-    return copies.contiguous(g)  # a stride-0 (broadcast) gradient is never contiguous, so it is copied
+    return copies.contiguous(g) if like._is_var else g
 
 
 Tensor.backward = backward

@@ -14,8 +14,9 @@ arguments and the output's gradient that
   added in visiting order).
 
 ``vjp`` is itself fused, so the forward values the rules need are recomputed inside the
-backward's kernels rather than stored, but for the products: the forward's results are
-passed to ``vjp`` (BLAS would cost what the rest of the backward does).  Where a rule
+backward's kernels rather than stored, but for the products: the forward's results and
+the operands it wrote for them are passed to ``vjp`` (BLAS would cost what the rest of the
+backward does; an activation is in memory already).  Where a rule
 cannot be traced (the gradient of a slice is a write into zeros; max's takes an argmax)
 the fused backward runs eagerly with the same rules, so the gradients are eager's either
 way.
@@ -185,8 +186,11 @@ def _rule(n: Node, v: dict, g, tracks: dict):
         return [(a, extreme_back(y, Op(n.op, (x,), {"dims": dims, "keepdim": True}), g)[0])]
     if n.kind == "matmul":
         a, b = n.args
+        # a traced operand has no strides: one written as a transpose is taken as stored so
         ga, gb = matmul_back(y, Op("matmul", (v[a.index], v[b.index]), {"promote": True}), g,
-                             need=(tracks[a.index], tracks[b.index]))
+                             need=(tracks[a.index], tracks[b.index]),
+                             transposed=tuple(_user(x).kind == "view" and _user(x).op in ("t", "T", "mT")
+                                              for x in (a, b)))
         return [(a, ga), (b, gb)]
     return []
 

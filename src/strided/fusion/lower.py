@@ -375,6 +375,12 @@ class _Matmul:
 # -- lowering ------------------------------------------------------------------------------------
 
 
+# The views that read each element of their source once: once the source is written, such a
+# view of it is read in place (where it is a view of the written layout).
+_WHOLE = frozenset(("detach", "t", "T", "mT", "transpose", "permute", "flip", "unsqueeze", "squeeze", "reshape",
+                    "flatten", "flatten_all"))
+
+
 def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
     """Run ``graph`` on ``args`` (computing as it goes) and return the program it followed
     and the values it computed (by node index)."""
@@ -391,6 +397,7 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
     done: dict = {}  # node index -> Tensor, for the steps that read them
     base: dict = {}  # node index -> the node whose buffer a materialised value (or its view) is
     pending: dict = {}  # node index -> the view step that makes it, added once something needs it
+    whole: dict = {}  # node index -> its source, for a lazy view that reads every element once
     outputs = {o.index for o in graph.outputs}
 
     def step(idx, s):
@@ -412,6 +419,18 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
         if isinstance(v, Tensor):
             ensure(n.index)
             return v
+        src = whole.get(n.index)
+        if src is not None and not row_major and (isinstance(env[src], Tensor) or src in whole):
+            # a view of every element of a value that is (or whose own source is) written
+            # already: the view of that tensor, not the expression computed once more
+            t = materialise(graph.nodes[src])
+            lay = apply_view(t.layout, t.dtype, n.op, n.params)
+            if lay is not None:
+                done[n.index] = env[n.index] = Tensor(t._storage, lay, t.dtype)
+                base[n.index] = base[src]
+                pending[n.index] = _View(src, n.op, n.params)
+                ensure(n.index)
+                return done[n.index]
         k = make(v, n, done, row_major, prog)
         prog.steps.append((n.index, k))
         done[n.index] = env[n.index] = k.first(done) if k.run is not None else k(done)
@@ -461,6 +480,8 @@ def lower(graph: Graph, args: tuple) -> tuple[Program, dict]:
                 if all(lay is not None for lay in lays):
                     env[n.index] = Expr(v.tree, [(slot, lay) for (slot, _), lay in zip(v.uses, lays)], n.shape)
                     lazy = True
+                    if n.op in _WHOLE:
+                        whole[n.index] = a.index
                 else:
                     v = materialise(a, row_major=True)  # a reshape that is no view of some use's layout
             if not lazy:

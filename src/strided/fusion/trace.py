@@ -93,14 +93,40 @@ class Graph:
         self.outputs: list[Node] = []
         self.structure = None  # the outputs as fn returned them: a Node, a tuple or a list of them
         self.device = None  # the device of its tensors (None: it has none)
+        self._computed = {}  # the key of every node that computes a value, to that node
+        self._key = None
+        self._operands = None
 
     def add(self, node: Node) -> Node:
+        """``node`` as a node of the graph: the node already there when one computes the same
+        value from the same operands (a backward asks for a gradient's factor once per
+        use: computed once, it is materialised once)."""
+        if node.kind not in ("input", "tensor"):  # two captured tensors of one layout are two values
+            key = node.key() + (type(node.params),)  # 1, 1.0 and True replay differently
+            old = self._computed.get(key)
+            if old is not None:
+                return old
+            self._computed[key] = node
         node.index = len(self.nodes)
         self.nodes.append(node)
+        self._key = None
         return node
 
+    def product_operands(self) -> frozenset:
+        """The indices of the nodes that products read."""
+        ops = self._operands
+        if ops is None or ops[0] != len(self.nodes):
+            ops = self._operands = (len(self.nodes), frozenset(a.index for n in self.nodes if n.kind == "matmul"
+                                                                for a in n.args))
+        return ops[1]
+
     def key(self):
-        return tuple(n.key() for n in self.nodes) + (tuple(o.index for o in self.outputs),)
+        """The graph's identity (its nodes' keys and outputs); asked of every backward of a
+        fused call, computed once for a graph that is done."""
+        k = self._key
+        if k is None or k[-1] != tuple(o.index for o in self.outputs):
+            k = self._key = tuple(n.key() for n in self.nodes) + (tuple(o.index for o in self.outputs),)
+        return k
 
     def __repr__(self):
         return "\n".join(map(repr, self.nodes)) + f"\n-> {[o.index for o in self.outputs]}"

@@ -205,9 +205,15 @@ def _first_extreme_mask(x: Tensor, dims, name) -> Tensor:
     return hot.permute(tuple(inv))
 
 
-def matmul_back(node, op, g, need=None):
+def matmul_back(node, op, g, need=None, transposed=None):
     """The gradients of both operands, or None for one that ``need`` (a pair of bools; by
-    default: which operands are tracked) says nobody wants: its product is not computed."""
+    default: which operands are tracked) says nobody wants: its product is not computed.
+
+    Each gradient is computed in its operand's layout, as PyTorch's mm backward does: for
+    an operand read transposed (``x @ w.t()``), the product (g^T a)^T is ``w.t()``'s
+    gradient and is row-major as ``w`` once the transpose is undone, where a^T g would need
+    a transposed copy to be stored.  ``transposed`` (a pair of bools; by default: which
+    operands are stored column by column) says which."""
     if need is None:
         need = tuple(isinstance(x, Tensor) and x.track_op() for x in op.inputs)
     a, b = (x.detach() for x in op.inputs)
@@ -216,12 +222,26 @@ def matmul_back(node, op, g, need=None):
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
     batch = _broadcast_batch(a2.shape[:-2], b2.shape[:-2])
     g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
+    if transposed is None:
+        transposed = (_transposed(a2), _transposed(b2))
     ga = gb = None
     if need[0]:
-        ga = sum_to(g2 @ b2.transpose(-1, -2), a2.shape).reshape(a.shape)  # @: operands may differ in dtype
+        ga = _mt(b2 @ _mt(g2)) if transposed[0] else g2 @ _mt(b2)  # @: operands may differ in dtype
+        ga = sum_to(ga, a2.shape).reshape(a.shape)
     if need[1]:
-        gb = sum_to(a2.transpose(-1, -2) @ g2, b2.shape).reshape(b.shape)
+        gb = _mt(_mt(g2) @ a2) if transposed[1] else _mt(a2) @ g2
+        gb = sum_to(gb, b2.shape).reshape(b.shape)
     return [ga, gb]
+
+
+def _mt(x: Tensor) -> Tensor:
+    return x.transpose(-1, -2)
+
+
+def _transposed(x: Tensor) -> bool:
+    """Whether a matrix (or a batch of them) is stored column by column."""
+    s = x.stride
+    return s[-2] == 1 and s[-1] != 1 and x.shape[-1] > 1 and x.shape[-2] > 1
 
 
 def _broadcast_batch(sa, sb):
