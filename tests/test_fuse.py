@@ -334,19 +334,43 @@ def test_a_backward_computes_no_gradient_product_nobody_wants():
 
 
 def test_a_value_used_whole_and_through_a_view_is_written_once():
-    # a*b written twice over, summed, and read transposed by a product: one kernel writes
-    # it (the second a*b is the first; the transpose reads the written tensor in place).
+    # a*b summed and read transposed by a product: one kernel writes it, and the transpose
+    # reads the written tensor in place.
     rng = np.random.default_rng(14)
     a, b = (rng.standard_normal((6, 5)).astype(np.float32) for _ in range(2))
 
     def fn(a, b):
-        return (a * b).sum(0), (a * b).t() @ b
+        y = a * b
+        return y.sum(0), y.t() @ b
 
     f = sd.fuse(fn)
     ta, tb = sd.from_numpy(a), sd.from_numpy(b)
     assert "1 fused kernel(s)" in f.explain(ta, tb).splitlines()[0]
     for got, want in zip(f(ta, tb), fn(ta, tb)):
         _same(got, want)
+
+
+def test_outputs_computed_alike_are_buffers_of_their_own():
+    # As eager: a*b written twice gives two tensors that do not share memory, while a
+    # value and its view returned together share it.
+    rng = np.random.default_rng(16)
+    ta, tb = (sd.from_numpy(rng.standard_normal((4, 3)).astype(np.float32)) for _ in range(2))
+
+    def twice(a, b):
+        return a * b, (a * b).t()
+
+    def viewed(a, b):
+        y = a * b
+        return y, y.t()
+
+    for fn, shared in ((twice, False), (viewed, True)):
+        f = sd.fuse(fn)
+        for _ in range(2):  # the traced call, then the kept program
+            y, yt = f(ta, tb)
+            assert (y._storage is yt._storage) is shared, fn.__name__
+            e, et = fn(ta, tb)
+            _same(y, e)
+            _same(yt, et)
 
 
 def test_a_fused_backward_writes_each_layer_gradient_once(monkeypatch):

@@ -23,7 +23,7 @@ __all__ = ["fuse", "Fused", "Unfusable"]
 class Fused:
     """A function fused on call; ``explain(*args)`` says how a call is computed."""
 
-    def __init__(self, fn, *, strict: bool = False, fast: bool = False, quiet: bool = False):
+    def __init__(self, fn, *, strict: bool = False, fast: bool = False, quiet: bool = False, dedupe: bool = False):
         if fast:
             raise StridedError("fuse: fast=True (reassociation and FMA contraction) is not offered yet; "
                                "fused results are eager's bit for bit")
@@ -35,6 +35,7 @@ class Fused:
         self._programs = caches.cache(f"fuse.programs[{name}]", "argument layouts and dtypes, scalar values", 1024,
                                       threads=True)
         self._warned = quiet  # quiet: a backward strided made, which falls back without a word
+        self._dedupe = dedupe  # one node per value (trace.Graph): a backward's gradients may share buffers
         self._backward = {}
 
     # -- signatures ---------------------------------------------------------------------------
@@ -64,7 +65,7 @@ class Fused:
         key = self._key(args, False)[0]
         g = self._graphs.get(key) if key is not None else None
         if g is None:
-            g = trace(self.fn, args)
+            g = trace(self.fn, args, self._dedupe)
             if key is not None:
                 self._graphs.put(key, g)
         return g

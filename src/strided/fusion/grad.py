@@ -44,7 +44,8 @@ def fused_back(node, op, g):
     key = (graph.key(), k, tracked, tuple(i for i, _ in saved))
     bwd = f._backward.get(key)
     if bwd is None:
-        bwd = f._backward[key] = Fused(_vjp(graph, k, tracked, tuple(i for i, _ in saved)), quiet=True)
+        bwd = f._backward[key] = Fused(_vjp(graph, k, tracked, tuple(i for i, _ in saved)),
+                                         quiet=True, dedupe=True)
     xs = (a.detach() if isinstance(a, Tensor) else a for a in args)
     got = dict(zip(bwd.fn.positions, bwd(*xs, *(t.detach() for _, t in saved), g.detach())))
     return [got.get(pos) for pos, a in enumerate(args) if isinstance(a, Tensor)]

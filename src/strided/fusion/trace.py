@@ -87,7 +87,13 @@ def _hashable(p):
 
 
 class Graph:
-    def __init__(self):
+    """The nodes of one traced call.  With ``dedupe`` (a backward's graph) the same op on the
+    same operands is one node: a backward asks for a gradient's factor once per use, and
+    computed once it is written once.  A user's function keeps a node per call, as eager
+    keeps a tensor per call: two outputs written alike are two buffers."""
+
+    def __init__(self, dedupe: bool = False):
+        self.dedupe = dedupe
         self.nodes: list[Node] = []
         self.inputs: list[Node] = []
         self.outputs: list[Node] = []
@@ -98,10 +104,9 @@ class Graph:
         self._operands = None
 
     def add(self, node: Node) -> Node:
-        """``node`` as a node of the graph: the node already there when one computes the same
-        value from the same operands (a backward asks for a gradient's factor once per
-        use: computed once, it is materialised once)."""
-        if node.kind not in ("input", "tensor"):  # two captured tensors of one layout are two values
+        """``node`` as a node of the graph (deduplicated: the node already there that computes
+        the same value from the same operands)."""
+        if self.dedupe and node.kind not in ("input", "tensor"):  # two captured tensors of one layout are two
             key = node.key() + (type(node.params),)  # 1, 1.0 and True replay differently
             old = self._computed.get(key)
             if old is not None:
@@ -526,10 +531,10 @@ def matmul(g: Graph, a, b):
     return Traced(g.add(Node("matmul", "matmul", (na, nb), shape, want)), g)
 
 
-def trace(fn, args: tuple) -> Graph:
+def trace(fn, args: tuple, dedupe: bool = False) -> Graph:
     """The graph of ``fn`` on ``args`` (tensors become inputs; other arguments are passed as
-    they are, and become constants where an op meets them)."""
-    g = Graph()
+    they are, and become constants where an op meets them); ``dedupe``: see ``Graph``."""
+    g = Graph(dedupe)
     traced_args = []
     devices = {a._storage.device for a in args if isinstance(a, Tensor)}
     if len(devices) > 1:
