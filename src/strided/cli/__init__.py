@@ -76,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         from ..kernels import matmul
 
         print(pools_report())
-        how = ("sequential, each gemm on the strided thread that calls it" if matmul.BLAS_SEQUENTIAL
-               else "pinned to one thread while strided's gemms run")
+        how = {"sequential": "sequential, each gemm on the strided thread that calls it",
+               "shared": "on GNU OpenMP threads that are strided's own pool",
+               "pinned": "pinned to one thread while strided's gemms run"}[matmul.BLAS_THREADING]
         name = {"numpy": "NumPy's OpenBLAS", "scipy": "scipy's OpenBLAS", "mkl": "MKL"}[matmul.BLAS_LIBRARY]
         print(f"gemm: {name} ({how}; {matmul.BLAS_ENV}=mkl or openblas chooses)")
         kept = ", ".join(f"{k}={v}" for k, v in MALLOC_SET.items())

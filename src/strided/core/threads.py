@@ -215,7 +215,10 @@ def pools() -> list[dict]:
         path = info.get("filepath") or ""
         owner = (path.split(os.sep + "site-packages" + os.sep)[-1].split(os.sep)[0] if "site-packages" in path
                  else os.path.dirname(path))
-        mine = info.get("user_api") == "openmp" and layer == "omp" and "site-packages" not in path
+        mine = layer == "omp" and (
+            (info.get("user_api") == "openmp" and "site-packages" not in path)
+            # MKL on its GNU layer runs on the libgomp threads numba's pool is (kernels.matmul)
+            or (info.get("internal_api") == "mkl" and info.get("threading_layer") == "gnu"))
         out.append({"pool": f"{info.get('internal_api')} ({owner})", "library": os.path.basename(path),
                     "api": info.get("user_api"), "threads": info.get("num_threads"), "strided": mine})
     return out
@@ -229,9 +232,10 @@ def pools_report() -> str:
     report = cpu_report()
     lines = [f"{'pool':34s} {'threads':>7s}  library"]
     for r in rows:
-        if r["strided"] and r["pool"] != "strided (numba)":
+        if r["strided"] and r["api"] == "openmp":
             continue  # numba's own OpenMP runtime: the first row already is that pool
-        lines.append(f"{r['pool']:34s} {r['threads']!s:>7s}  {r['library']} ({r['api']})")
+        shared = ", on strided's threads" if r["strided"] and r["pool"] != "strided (numba)" else ""
+        lines.append(f"{r['pool']:34s} {r['threads']!s:>7s}  {r['library']} ({r['api']}{shared})")
     others = [r for r in rows if not r["strided"]]
     total = rows[0]["threads"] + sum(r["threads"] or 0 for r in others)
     cpus = report["default"]

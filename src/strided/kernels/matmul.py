@@ -3,7 +3,7 @@ loop kernel for integers.
 
 One checked entry point, ``matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk=None)``,
 and one pure planner, ``plan(a_layout, b_layout, *, blas=True, threads=1,
-chunk=DEFAULT_CHUNK, can_split=True, pin=True) -> MatmulPlan``.  Buffers are flat 1-D NumPy
+chunk=DEFAULT_CHUNK, blas_threading="pinned") -> MatmulPlan``.  Buffers are flat 1-D NumPy
 arrays of one dtype; a layout is the integer triple ``(shape, stride, offset)`` of
 rank >= 2 (strides in elements, any sign): the last two dims are the matrix
 (rows, cols), the dims before them are batch dims, which broadcast as NumPy's do
@@ -51,9 +51,15 @@ scipy-openblas64 build), so a product of matrices is what ``numpy.matmul``
 computes on one BLAS thread, cut as above (NumPy hands a matrix-vector product to
 gemv, which sums in another order); else scipy's ``cython_blas`` (LP64).  With
 ``STRIDED_BLAS=mkl`` in the environment (and the ``mkl`` wheel installed: ``pip install
-"strided[mkl]"``) it is Intel's MKL, ILP64, on its sequential threading layer: it starts
-no threads at all, so the splits above need no pinning, and its results differ from
-NumPy's in the last bits.  ``BLAS_LIBRARY`` says which ("numpy", "scipy" or "mkl").
+"strided[mkl]"``) it is Intel's MKL, ILP64, and its results differ from NumPy's in the
+last bits.  Where numba's pool runs on GNU OpenMP (libgomp, numba's omp layer), MKL goes
+on its GNU threading layer, whose threads are libgomp's: the very threads of strided's
+pool, so a lone product is MKL's own threaded gemm (as PyTorch runs it) and wakes no
+other pool, and batches are still split over the pool, each gemm single-threaded inside
+its task (OpenMP runs a region nested in another on one thread).  On any other runtime MKL
+goes on its sequential layer: it starts no threads, and products are split as above with
+nothing to pin.  ``BLAS_LIBRARY`` says which library ("numpy", "scipy" or "mkl"),
+``BLAS_THREADING`` how it threads ("pinned", "sequential" or "shared").
 Its C functions are called from numba, so that the batch loop, the optional
 packing and the gemm calls all run in one compiled function without the GIL.  The
 function addresses are registered as named symbols (``llvmlite.binding.add_symbol``)
@@ -136,14 +142,17 @@ _INT64_MAX = 2**63 - 1
 
 _loaded = False
 _set_blas_threads = None
-# The loaded BLAS never starts threads of its own (MKL's sequential layer): gemms may run
-# on several of strided's threads at once without pinning anything.
-BLAS_SEQUENTIAL = False
+# How the loaded BLAS threads a product: "pinned" (OpenBLAS: a pool of its own, pinned to
+# one thread while strided's threads split the work), "sequential" (MKL's sequential layer:
+# it starts no threads, strided splits) or "shared" (MKL's GNU OpenMP layer on the runtime
+# of numba's pool: a lone product is MKL's on strided's own threads).
+BLAS_THREADING = "pinned"
 # The integer type of the loaded BLAS's interface: int64 (ILP64) or int32 (LP64).
 _BLAS_INT = np.zeros(6, np.int32)
 BLAS_LIBRARY = ""  # "numpy", "scipy" or "mkl": whose gemm the calls go to
 BLAS_ENV = "STRIDED_BLAS"  # "mkl" chooses MKL; unset, empty or "openblas": OpenBLAS
-_MKL_SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL in mkl_service.h
+_THREADINGS = ("pinned", "sequential", "shared", "unsplit")
+_MKL_SEQUENTIAL, _MKL_GNU = 1, 3  # MKL_THREADING_SEQUENTIAL and MKL_THREADING_GNU in mkl_service.h
 
 
 def load_blas() -> None:
@@ -153,7 +162,7 @@ def load_blas() -> None:
     its wheels ship, ILP64) when it is loaded, else scipy's ``cython_blas`` (LP64).  Must
     run before a kernel that calls them is compiled or loaded from cache.
     """
-    global _loaded, _set_blas_threads, _BLAS_INT, BLAS_LIBRARY, BLAS_SEQUENTIAL
+    global _loaded, _set_blas_threads, _BLAS_INT, BLAS_LIBRARY, BLAS_THREADING
     if _loaded:
         return
     import ctypes
@@ -169,12 +178,17 @@ def load_blas() -> None:
         for name in ("sgemm", "dgemm"):
             ll.add_symbol("strided_" + name, ctypes.cast(getattr(lib, name + "_64"), ctypes.c_void_p).value)
         lib.MKL_Set_Threading_Layer.argtypes, lib.MKL_Set_Threading_Layer.restype = [ctypes.c_int], ctypes.c_int
-        # The layer can be chosen once per process, before MKL's first computation; if
-        # something else chose a threaded one first, MKL's pool is pinned as OpenBLAS's is.
-        BLAS_SEQUENTIAL = lib.MKL_Set_Threading_Layer(_MKL_SEQUENTIAL) == _MKL_SEQUENTIAL
+        # The layer can be chosen once per process, before MKL's first computation.  On the
+        # GNU OpenMP runtime that numba's pool runs on, MKL's threads are that pool's (one
+        # pool, as PyTorch runs MKL); on any other, the sequential layer; if something else
+        # chose a layer first, MKL's pool is pinned as OpenBLAS's is.
+        want = _MKL_GNU if _numba_on_gnu_openmp() else _MKL_SEQUENTIAL
+        got = lib.MKL_Set_Threading_Layer(want)
+        BLAS_THREADING = {_MKL_GNU: "shared", _MKL_SEQUENTIAL: "sequential"}.get(got, "pinned") if got == want \
+            else "pinned"
         setter = lib.MKL_Set_Num_Threads
         setter.argtypes, setter.restype = [ctypes.c_int], None
-        _set_blas_threads = None if BLAS_SEQUENTIAL else setter
+        _set_blas_threads = None if BLAS_THREADING == "sequential" else setter
         _BLAS_INT, BLAS_LIBRARY = np.zeros(6, np.int64), "mkl"
     elif (lib := _numpy_openblas()) is not None:
         for name in ("sgemm", "dgemm"):
@@ -194,6 +208,21 @@ def load_blas() -> None:
     if _set_blas_threads is not None:
         _set_blas_threads(threads.get_num_threads())
     _loaded = True
+
+
+def _numba_on_gnu_openmp() -> bool:
+    """Whether numba's pool runs on GNU OpenMP (libgomp), whose threads MKL's GNU layer reuses."""
+    try:
+        import numba
+
+        numba.get_num_threads()  # starts numba's threading layer if nothing has yet
+        if numba.threading_layer() != "omp":
+            return False
+        from numba.np.ufunc import omppool
+
+        return getattr(omppool, "openmp_vendor", "") == "GNU"
+    except (ImportError, ValueError):
+        return False
 
 
 def _mkl():
@@ -385,25 +414,24 @@ def _reach(what: str, shape, stride, offset) -> tuple:
 
 
 def plan(a_layout, b_layout, *, blas: bool = True, threads: int = 1, chunk: int = DEFAULT_CHUNK,
-         can_split: bool = True, pin: bool = True) -> MatmulPlan:
+         blas_threading: str = "pinned") -> MatmulPlan:
     """The plan of ``a @ b`` for layouts ``(shape, stride, offset)`` of rank >= 2.
 
     ``blas``: float operands (gemm) rather than integers; ``threads``: how many
     threads the call may use; ``chunk``: the largest m, n or k of one gemm call;
-    ``can_split``: whether gemms may run on several threads at once, each on one
-    BLAS thread (else a batch is never split across threads); ``pin``: whether that
-    takes pinning the BLAS pool to one thread (False: the BLAS starts no threads).
+    ``blas_threading``: how the BLAS threads (``BLAS_THREADING``'s values, or "unsplit":
+    a BLAS whose pool cannot be pinned, so a batch is never split across threads).
     Pure: integers in, integers out.
     """
-    return _prepare(a_layout, b_layout, bool(blas), threads, chunk, can_split, pin)[0]
+    return _prepare(a_layout, b_layout, bool(blas), threads, chunk, blas_threading)[0]
 
 
-@caches.lru("matmul.plans", "operand layouts, float or integer, thread count, chunk, split allowed, pinning", 1024)
-def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin):
+@caches.lru("matmul.plans", "operand layouts, float or integer, thread count, chunk, BLAS threading", 1024)
+def _prepare(a_layout, b_layout, blas, nthreads, chunk, blas_threading):
     """The plan and the walk as the kernels take it (int64 arrays), cached per layouts:
     a model multiplies the same shapes every step, and four small arrays cost more than
     a tiny batched gemm."""
-    p = _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
+    p = _choose(a_layout, b_layout, blas, nthreads, chunk, blas_threading)
     # the batch dims, and the operands' strides along them as rows of one array; then the
     # gemm's integers as one array (``_GEMM_INTS`` orders them): one argument to unbox
     # rather than fifteen, which a small product notices
@@ -415,7 +443,7 @@ def _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin):
     return p, arrays
 
 
-def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin) -> MatmulPlan:
+def _choose(a_layout, b_layout, blas, nthreads, chunk, blas_threading) -> MatmulPlan:
     a_shape, a_stride, a_off = _ints("a_layout", a_layout)
     b_shape, b_stride, b_off = _ints("b_layout", b_layout)
     try:
@@ -477,10 +505,14 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin) -> Matmul
             raise TooHardError(f"matmul: the result's row length {n} exceeds the BLAS integer limit {INT_MAX}")
         path = BLAS
         modes = blas_mode(m, k, a_sr, a_sc) + blas_mode(k, n, b_sr, b_sc)
-        if can_split:
+        if blas_threading not in _THREADINGS:
+            raise StridedError(f"matmul: expected blas_threading in {_THREADINGS}, got {blas_threading!r}")
+        if blas_threading != "unsplit":
             if nthreads > 1 and nbatch * m * n * k >= SPLIT_MIN_MACS:
-                split, slabs = _tasks(nbatch, max(m, n), nthreads)
-            if pin and (split > 1 or m * n * k > BLAS_INLINE_MACS):
+                # a pool shared with the BLAS: batches split over it (each gemm then runs on
+                # its task's thread), a lone product is the BLAS's own on the same threads
+                split, slabs = _tasks(nbatch, max(m, n), nthreads, slabs=blas_threading != "shared")
+            if blas_threading == "pinned" and (split > 1 or m * n * k > BLAS_INLINE_MACS):
                 blas_threads = 1
     else:
         path = INT
@@ -494,15 +526,18 @@ def _choose(a_layout, b_layout, blas, nthreads, chunk, can_split, pin) -> Matmul
     )
 
 
-def _tasks(nbatch: int, extent: int, nthreads: int) -> tuple[int, int]:
+def _tasks(nbatch: int, extent: int, nthreads: int, slabs: bool = True) -> tuple[int, int]:
     """(tasks, slabs per matrix) for ``nbatch`` gemms whose longer side is ``extent``.
 
     Enough batches: ``CHUNKS_PER_THREAD`` ranges of them per thread.  Fewer: each matrix
     cut into the fewest slabs that make the task count a multiple of the thread count
-    (a lone gemm: one slab per thread), none shorter than ``SLAB_MIN``."""
+    (a lone gemm: one slab per thread), none shorter than ``SLAB_MIN``; without ``slabs``,
+    a range of batches per thread while there are as many batches as threads, else one task."""
     target = CHUNKS_PER_THREAD * nthreads
     if nbatch >= target:
         return target, 1
+    if not slabs:
+        return (nthreads, 1) if nbatch >= nthreads else (1, 1)
     slabs = max(1, min(nthreads // math.gcd(nbatch, nthreads), extent // SLAB_MIN))
     return nbatch * slabs, slabs
 
@@ -547,12 +582,12 @@ def matmul(a_buf, a_layout, b_buf, b_layout, c_buf, *, chunk: int | None = None,
         raise StridedError("matmul: expected a writable c, got a read-only buffer")
     nthreads = threads.get_num_threads()
     chunk = DEFAULT_CHUNK if chunk is None else chunk
-    can_split, pin = BLAS_SEQUENTIAL or _set_blas_threads is not None, not BLAS_SEQUENTIAL
+    how = BLAS_THREADING if BLAS_THREADING != "pinned" or _set_blas_threads is not None else "unsplit"
     try:
-        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, how)
     except TypeError:  # unhashable (lists): normalised to tuples, or refused by _ints
         a_layout, b_layout = _ints("a_layout", a_layout), _ints("b_layout", b_layout)
-        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, can_split, pin)
+        p, walk = _prepare(a_layout, b_layout, blas, nthreads, chunk, how)
     for what, buf, (lo, hi), lay in (("a", a_buf, p.a_reach, a_layout), ("b", b_buf, p.b_reach, b_layout)):
         if lo < 0 or hi > len(buf):
             raise LayoutBoundsError(
