@@ -402,3 +402,19 @@ def test_a_fused_backward_writes_each_layer_gradient_once(monkeypatch):
     ge = net(sd.from_numpy(x), *ve).sum_all().backward()
     for a, c in zip(ve, vf):
         _same(gf[c], ge[a])
+
+
+def test_a_backward_graph_keeps_one_node_per_value():
+    # dedupe (a backward's graph): the same op on the same operands is one node, and a
+    # view that keeps the shape (detach, reshape to itself) is its value; a user's graph
+    # keeps every call.
+    from strided.fusion.trace import trace
+
+    x = sd.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+    def fn(x):
+        return x.detach().reshape((2, 3)) * 2 + x * 2
+
+    kinds = {d: [n.kind for n in trace(fn, (x,), dedupe=d).nodes] for d in (False, True)}
+    assert kinds[True] == ["input", "const", "ew", "ew"]  # x * 2 once, then the add
+    assert kinds[False].count("view") == 2 and kinds[False].count("ew") == 3

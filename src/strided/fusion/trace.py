@@ -137,6 +137,10 @@ class Graph:
         return "\n".join(map(repr, self.nodes)) + f"\n-> {[o.index for o in self.outputs]}"
 
 
+# Views that change nothing when the shape stays: in a backward's graph, the value itself.
+_SAME_IF_SAME_SHAPE = frozenset(("detach", "reshape", "flatten", "flatten_all", "squeeze", "broadcast_as", "expand"))
+
+
 def _stand_in(shape, dtype) -> Tensor:
     """A tensor of ``shape`` over no memory: eager's view methods on it give shapes and errors."""
     return Tensor(wrap(np.empty(0, dtype.np)), Layout.contiguous(shape), dtype)
@@ -275,6 +279,8 @@ class Traced:
         shape = apply_view(Layout.contiguous(self.shape), self.dtype, op, params)
         if shape is None:  # pragma: no cover - a contiguous layout reshapes as a view
             raise Unfusable(f"fuse: {op}")
+        if self.graph.dedupe and op in _SAME_IF_SAME_SHAPE and shape.shape == self.shape:
+            return self  # the same value seen through the same layout (a backward tracks nothing)
         return Traced(self.graph.add(Node("view", op, (self.node,), shape.shape, self.dtype, params=params)),
                       self.graph)
 
