@@ -184,8 +184,7 @@ def load_blas() -> None:
         # chose a layer first, MKL's pool is pinned as OpenBLAS's is.
         want = _MKL_GNU if _numba_on_gnu_openmp() else _MKL_SEQUENTIAL
         got = lib.MKL_Set_Threading_Layer(want)
-        BLAS_THREADING = {_MKL_GNU: "shared", _MKL_SEQUENTIAL: "sequential"}.get(got, "pinned") if got == want \
-            else "pinned"
+        BLAS_THREADING = ("shared" if want == _MKL_GNU else "sequential") if got == want else "pinned"
         setter = lib.MKL_Set_Num_Threads
         setter.argtypes, setter.restype = [ctypes.c_int], None
         _set_blas_threads = None if BLAS_THREADING == "sequential" else setter
