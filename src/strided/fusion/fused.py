@@ -36,7 +36,6 @@ class Fused:
                                       threads=True)
         self._warned = quiet  # quiet: a backward strided made, which falls back without a word
         self._dedupe = dedupe  # one node per value (trace.Graph): a backward's gradients may share buffers
-        self._backward = {}
 
     # -- signatures ---------------------------------------------------------------------------
     @staticmethod
@@ -109,7 +108,7 @@ class Fused:
             saved = tuple((n.index, env[n.index]) for n in g.nodes if n.index in env and _kept(n, g))
             for k, t in enumerate(outs):
                 outs[k] = t = Tensor(t._storage, t.layout, t.dtype)  # one recorded node per output
-                t._op = Op("fused", inputs, {"fused": self, "graph": g, "output": k, "args": args, "saved": saved})
+                t._op = Op("fused", inputs, {"graph": g, "output": k, "args": args, "saved": saved})
         if g.structure is None:
             return outs[0]
         return g.structure(outs)

@@ -38,14 +38,13 @@ __all__ = ["fused_back"]
 
 
 def fused_back(node, op, g):
-    f, graph, k, args = op.ctx["fused"], op.ctx["graph"], op.ctx["output"], op.ctx["args"]
+    graph, k, args = op.ctx["graph"], op.ctx["output"], op.ctx["args"]
     saved = op.ctx["saved"]
     tracked = tuple(isinstance(a, Tensor) and (a._is_var or a._op is not None) for a in args)
-    key = (graph.key(), k, tracked, tuple(i for i, _ in saved))
-    bwd = f._backward.get(key)
+    key = (k, tracked, tuple(i for i, _ in saved))
+    bwd = graph.backward.get(key)
     if bwd is None:
-        bwd = f._backward[key] = Fused(_vjp(graph, k, tracked, tuple(i for i, _ in saved)),
-                                         quiet=True, dedupe=True)
+        bwd = graph.backward[key] = Fused(_vjp(graph, k, tracked, key[2]), quiet=True, dedupe=True)
     xs = (a.detach() if isinstance(a, Tensor) else a for a in args)
     got = dict(zip(bwd.fn.positions, bwd(*xs, *(t.detach() for _, t in saved), g.detach())))
     return [got.get(pos) for pos, a in enumerate(args) if isinstance(a, Tensor)]

@@ -100,6 +100,9 @@ class Graph:
         self.structure = None  # the outputs as fn returned them: a Node, a tuple or a list of them
         self.device = None  # the device of its tensors (None: it has none)
         self._computed = {}  # the key of every node that computes a value, to that node
+        # the fused backwards of this graph (``fusion.grad``), by output, tracked arguments and
+        # kept nodes: kept with the graph they are made of, so a backward looks up a few ints
+        self.backward: dict = {}
         self._key = None
         self._operands = None
 
