@@ -105,7 +105,7 @@ class Fused:
             inputs = tuple(a for a in args if isinstance(a, Tensor))
             # the products' results and their operands that the call wrote (a layer's activation),
             # which the backward reads rather than computes again
-            saved = tuple((n.index, env[n.index]) for n in g.nodes if n.index in env and _kept(n, g))
+            saved = tuple((i, env[i]) for i in g.kept_for_backward() if i in env)
             for k, t in enumerate(outs):
                 outs[k] = t = Tensor(t._storage, t.layout, t.dtype)  # one recorded node per output
                 t._op = Op("fused", inputs, {"graph": g, "output": k, "args": args, "saved": saved})
@@ -135,10 +135,6 @@ class Fused:
         head = f"{getattr(self.fn, '__qualname__', self.fn)}: {len(g.nodes)} traced nodes, " \
                f"{sum(1 for _, s in prog.steps if type(s).__name__ == 'Kernel')} fused kernel(s)"
         return head + "\n" + prog.explain()
-
-
-def _kept(n, g) -> bool:
-    return n.kind == "matmul" or (n.kind in ("ew", "cast", "where") and n.index in g.product_operands())
 
 
 def fuse(fn=None, *, strict: bool = False, fast: bool = False):

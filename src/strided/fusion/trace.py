@@ -103,8 +103,7 @@ class Graph:
         # the fused backwards of this graph (``fusion.grad``), by output, tracked arguments and
         # kept nodes: kept with the graph they are made of, so a backward looks up a few ints
         self.backward: dict = {}
-        self._key = None
-        self._operands = None
+        self._kept = None
 
     def add(self, node: Node) -> Node:
         """``node`` as a node of the graph (deduplicated: the node already there that computes
@@ -117,24 +116,19 @@ class Graph:
             self._computed[key] = node
         node.index = len(self.nodes)
         self.nodes.append(node)
-        self._key = None
+        self._kept = None
         return node
 
-    def product_operands(self) -> frozenset:
-        """The indices of the nodes that products read."""
-        ops = self._operands
-        if ops is None or ops[0] != len(self.nodes):
-            ops = self._operands = (len(self.nodes), frozenset(a.index for n in self.nodes if n.kind == "matmul"
-                                                                for a in n.args))
-        return ops[1]
-
-    def key(self):
-        """The graph's identity (its nodes' keys and outputs); asked of every backward of a
-        fused call, computed once for a graph that is done."""
-        k = self._key
-        if k is None or k[-1] != tuple(o.index for o in self.outputs):
-            k = self._key = tuple(n.key() for n in self.nodes) + (tuple(o.index for o in self.outputs),)
-        return k
+    def kept_for_backward(self) -> tuple:
+        """The nodes (indices, in order) whose values a tracked call keeps for its backward:
+        the products, and the elementwise values they read (a layer's activation), which the
+        call writes anyway and a backward would otherwise compute again."""
+        kept = self._kept
+        if kept is None:
+            read = {a.index for n in self.nodes if n.kind == "matmul" for a in n.args}
+            kept = self._kept = tuple(n.index for n in self.nodes if n.kind == "matmul"
+                                      or (n.kind in ("ew", "cast", "where") and n.index in read))
+        return kept
 
     def __repr__(self):
         return "\n".join(map(repr, self.nodes)) + f"\n-> {[o.index for o in self.outputs]}"
