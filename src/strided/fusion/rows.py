@@ -43,7 +43,7 @@ from ..kernels.loops import chunk_driver
 from ..kernels.common import PARALLEL_MIN, check_in_buffer, reach
 from ..kernels.reduce import plan as reduce_plan
 from ..kernels.reduce_plan import INNER
-from ..kernels.walk import direct, launch, nchunks
+from ..kernels.walk import direct, in_parallel, launch, nchunks
 from ..backend import ALLOCATORS, BACKENDS
 from ..layout import Layout
 from .lower import Kernel, Program, expression_source
@@ -331,12 +331,19 @@ def lower_rows(graph: Graph, args: tuple):
             return None
         drive, address = got
 
-        def run(o, *bufs):
-            if all(b.flags.aligned for b in bufs):
-                launch(drive, (address, o, *bufs, *tail, rows, nch), True)
-            else:
-                mod.SERIAL(o, *bufs, *tail, 0, rows)
-        settle = None
+        def parallel(entry):
+            def run(o, *bufs):
+                if all(b.flags.aligned for b in bufs):
+                    entry(address, o, *bufs, *tail, rows, nch)
+                else:
+                    mod.SERIAL(o, *bufs, *tail, 0, rows)
+            return run
+
+        run = parallel(lambda *a: launch(drive, a, True))
+
+        def settle():
+            entry = in_parallel(drive, (address, *[np.empty(0, d) for d in dtypes], *tail, rows, nch))
+            return parallel(entry) if getattr(entry, "settled", True) else run
     else:
         run = serial(mod.SERIAL)
 

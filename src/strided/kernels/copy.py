@@ -784,20 +784,30 @@ def _many_program(dst_layouts: tuple, src_layouts: tuple, dst_len: int, dst_dtyp
 # plan runs with nothing left to decide.
 
 
+def _enter(kernel, example, parallel: bool):
+    """How a run calls ``kernel``: its compiled entry for arguments typed as ``example`` (a
+    kept plan's, where ``bufs`` were given), entered as ``walk`` enters a parallel driver."""
+    if parallel:
+        return in_parallel(kernel, example or None)
+    return direct(kernel, example) if example else kernel
+
+
 def _prep_run(n, itemsize, doff, soff, count, bufs=()):
     chunks = nchunks(count, count)
     if chunks < 2:
-        k = direct(_run_s, (bufs[0], doff, bufs[1], soff, count)) if bufs else _run_s
+        k = _enter(_run_s, bufs and (bufs[0], doff, bufs[1], soff, count), False)
         return lambda d, s: k(d, doff, s, soff, count)
-    return in_parallel(lambda d, s: _run_p(d, doff, s, soff, count, chunks))
+    k = _enter(_run_p, bufs and (bufs[0], doff, bufs[1], soff, count, chunks), True)
+    return lambda d, s: k(d, doff, s, soff, count, chunks)
 
 
 def _prep_rows(n, itemsize, doff, drow, soff, srow, rows, cols, bufs=()):
     chunks = nchunks(rows, n)
     if chunks < 2:
-        k = direct(_rows_s, (bufs[0], doff, drow, bufs[1], soff, srow, rows, cols)) if bufs else _rows_s
+        k = _enter(_rows_s, bufs and (bufs[0], doff, drow, bufs[1], soff, srow, rows, cols), False)
         return lambda d, s: k(d, doff, drow, s, soff, srow, rows, cols)
-    return in_parallel(lambda d, s: _rows_p(d, doff, drow, s, soff, srow, rows, cols, chunks))
+    k = _enter(_rows_p, bufs and (bufs[0], doff, drow, bufs[1], soff, srow, rows, cols, chunks), True)
+    return lambda d, s: k(d, doff, drow, s, soff, srow, rows, cols, chunks)
 
 
 def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen, bufs=()):
@@ -805,18 +815,20 @@ def _prep_blocks(n, itemsize, doff, soff, dims, strides, blen, bufs=()):
     oshape, ost = _i64(dims), _i64(strides).reshape(1, len(strides))
     chunks = nchunks(nblocks, n)
     if chunks < 2:
-        k = direct(_blocks_s, (bufs[0], doff, bufs[1], soff, oshape, ost, blen, nblocks)) if bufs else _blocks_s
+        k = _enter(_blocks_s, bufs and (bufs[0], doff, bufs[1], soff, oshape, ost, blen, nblocks), False)
         return lambda d, s: k(d, doff, s, soff, oshape, ost, blen, nblocks)
-    return in_parallel(lambda d, s: _blocks_p(d, doff, s, soff, oshape, ost, blen, nblocks, chunks))
+    k = _enter(_blocks_p, bufs and (bufs[0], doff, bufs[1], soff, oshape, ost, blen, nblocks, chunks), True)
+    return lambda d, s: k(d, doff, s, soff, oshape, ost, blen, nblocks, chunks)
 
 
 def _prep_general(n, itemsize, doff, dstr, soff, sstr, shape, bufs=()):
     st, shape = _i64(dstr + sstr).reshape(2, len(shape)), _i64(shape)
     chunks = nchunks(n, n)
     if chunks < 2:
-        k = direct(_nd_s, (bufs[0], doff, bufs[1], soff, st, shape, n)) if bufs else _nd_s
+        k = _enter(_nd_s, bufs and (bufs[0], doff, bufs[1], soff, st, shape, n), False)
         return lambda d, s: k(d, doff, s, soff, st, shape, n)
-    return in_parallel(lambda d, s: _nd_p(d, doff, s, soff, st, shape, n, chunks))
+    k = _enter(_nd_p, bufs and (bufs[0], doff, bufs[1], soff, st, shape, n, chunks), True)
+    return lambda d, s: k(d, doff, s, soff, st, shape, n, chunks)
 
 
 def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P, Q, bufs=()):
@@ -826,10 +838,12 @@ def _prep_tiled(n, itemsize, doff, odstr, dp, dq, soff, osstr, sp, sq, oshape, P
     ost, oshape = _i64(odstr + osstr).reshape(2, len(oshape)), _i64(oshape)
     chunks = nchunks(units, n)
     if chunks < 2:
-        k = (direct(_tile_s, (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units))
-             if bufs else _tile_s)
+        k = _enter(_tile_s, bufs and (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units),
+                   False)
         return lambda d, s: k(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units)
-    return in_parallel(lambda d, s: _tile_p(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units, chunks))
+    k = _enter(_tile_p, bufs and (bufs[0], doff, dp, dq, bufs[1], soff, sp, sq, ost, oshape, P, Q, b, units,
+                                  chunks), True)
+    return lambda d, s: k(d, doff, dp, dq, s, soff, sp, sq, ost, oshape, P, Q, b, units, chunks)
 
 
 _PREP = {"run": _prep_run, "rows": _prep_rows, "blocks": _prep_blocks, "general": _prep_general,

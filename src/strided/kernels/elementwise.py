@@ -331,27 +331,24 @@ def bind_kernels(ks: dict, layouts: tuple, dtypes: tuple, parallel_min: int, vie
     k = ks[(tiled, p.parallel)]
     last = p.tile if tiled else p.path
     tail = (shape, st, offs, p.work, p.nchunks, last) if p.parallel else (shape, st, offs, 0, p.work, last)
-    if p.parallel:
-        par = in_parallel(k)
-
+    seen = tuple(np.empty(0, d if v is None else v) for d, v in zip(dtypes, views))
+    # numba's compiled entry for these buffers (``direct``), entered as the path needs
+    entry = in_parallel(k, (*seen, *tail)) if p.parallel else direct(k, (*seen, *tail))
+    t0, t1, t2, t3, t4, t5 = tail
+    if any(v is not None for v in views):
         def run(*bufs):
-            par(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
-    elif any(v is not None for v in views):
+            entry(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
+    elif len(layouts) == 2:  # spelled out: a call with a starred tail builds a tuple first
+        def run(o, x):
+            entry(o, x, t0, t1, t2, t3, t4, t5)
+    elif len(layouts) == 3:
+        def run(o, x, y):
+            entry(o, x, y, t0, t1, t2, t3, t4, t5)
+    else:
         def run(*bufs):
-            k(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
-    else:  # buffers as they are, on the calling thread: numba's compiled entry for them
-        entry = direct(k, (*[np.empty(0, d) for d in dtypes], *tail))
-        w = p.work
-        if len(layouts) == 2:
-            def run(o, x):
-                entry(o, x, shape, st, offs, 0, w, last)
-        elif len(layouts) == 3:
-            def run(o, x, y):
-                entry(o, x, y, shape, st, offs, 0, w, last)
-        else:
-            def run(*bufs):
-                entry(*bufs, *tail)
-        run.settled = entry is not k  # False: through the dispatcher, until the kernel is compiled
+            entry(*bufs, *tail)
+    # False: through the dispatcher or the first parallel region's guard; prepare again once run
+    run.settled = entry is not k and getattr(entry, "settled", True)
     return run, tuple(reach)
 
 

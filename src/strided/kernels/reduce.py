@@ -93,7 +93,7 @@ from .reduce_plan import (
     has_work,
     plan_and_arrays,
 )
-from .walk import carry, direct, launch, seek
+from .walk import carry, direct, in_parallel, launch, seek
 
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload, register_jitable
@@ -841,39 +841,46 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     k = _kernel_set(op)[(p.case, p.parallel)]
     so, oo = p.src_offset, p.out_offset
     par = p.parallel
+
+    def entered(*example):
+        """How ``run`` calls ``k``: its compiled entry for arguments typed as ``example``
+        (with ``src_dtype``; a parallel one as ``walk.in_parallel`` enters it), else ``k``."""
+        if src_dtype is None:
+            return in_parallel(k) if par else k
+        example = (np.empty(0, src_dtype), *example)
+        return in_parallel(k, example) if par else direct(k, example)
+
     if p.case == INNER and par:
         m = p.nk * p.nsplit if p.nsplit > 1 else 0
+        tail = (kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident)
+        e = entered(np.empty(0, acc), np.empty(m, acc), *tail)
 
         def run(src, out):
-            part = np.empty(m, dtype=acc)
-            launch(k, (src, out, part, kshape, kst, rshape, rst, so, oo, p.nk, p.nr, p.nchunks, p.nsplit, ident), True)
+            e(src, out, np.empty(m, dtype=acc), *tail)
     elif p.case == INNER:
         nr, nk = p.nr, p.nk
-        if src_dtype is not None:
-            k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), kshape, kst, rshape, rst, so, oo, nr, 0, nk,
-                           ident))
+        e = entered(np.empty(0, acc), kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)
 
         def run(src, out):
-            k(src, out, kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)
+            e(src, out, kshape, kst, rshape, rst, so, oo, nr, 0, nk, ident)
     else:
         nitems = (p.nk // p.kshape[-1]) * p.ncol * p.nrsplit
         rows = nitems if p.nrsplit > 1 else 0
         width = p.width
         none = np.empty((0, width), dtype=acc)  # never written: shared by the calls that split no rows
         if par:
-            tail = (so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
+            tail = (kshape, kst, rshape, rst, so, oo, p.nr, p.ncol, p.width, p.nrsplit, nitems, p.nchunks, ident)
+            e = entered(np.empty(0, acc), none, *tail)
 
             def run(src, out):
-                part = np.empty((rows, width), dtype=acc) if rows else none
-                launch(k, (src, out, part, kshape, kst, rshape, rst, *tail), True)
+                e(src, out, np.empty((rows, width), dtype=acc) if rows else none, *tail)
         else:  # one thread, no split: the arguments spelled out, as a small sum is mostly its call
             nr, ncol = p.nr, p.ncol
-            if src_dtype is not None:
-                k = direct(k, (np.empty(0, src_dtype), np.empty(0, acc), none, kshape, kst, rshape, rst, so, oo,
-                               nr, ncol, width, 1, 0, nitems, ident))
+            e = entered(np.empty(0, acc), none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems,
+                        ident)
 
             def run(src, out):
-                k(src, out, none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems, ident)
+                e(src, out, none, kshape, kst, rshape, rst, so, oo, nr, ncol, width, 1, 0, nitems, ident)
     return run
 
 

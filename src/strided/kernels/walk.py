@@ -117,8 +117,12 @@ def nchunks(units: int, numel: int, parallel_min: int) -> int:
 
 
 def launch(kernel, args: tuple, parallel: bool) -> None:
-    """Run ``kernel(*args)``, a parallel driver as ``in_parallel`` runs one."""
-    (in_parallel(kernel) if parallel else kernel)(*args)
+    """Run ``kernel(*args)``, a parallel driver as ``in_parallel`` enters one (through its
+    dispatcher: arguments that change from call to call are typed once, by it)."""
+    if parallel and not static_chunks():
+        in_parallel(kernel)(*args)
+    else:
+        kernel(*args)
 
 
 def direct(kernel, args: tuple):
@@ -141,9 +145,18 @@ def direct(kernel, args: tuple):
         return kernel
 
 
-def in_parallel(run):
-    """``run`` (a parallel driver, or a closure calling one) wrapped to run inside
-    ``parallel_guard``, numba handing out one chunk at a time where its layer can."""
+def in_parallel(run, args: tuple | None = None):
+    """What enters ``run``, a parallel driver (or a closure calling one).  Where numba's layer
+    is OpenMP's, known once the process's first parallel region has run, a region needs
+    neither the lock nor a chunk size, so a driver with ``args`` (arguments typed as its
+    calls' will be, as ``direct`` takes them) is entered through its compiled entry, as a
+    serial kernel is: the wrapper and the dispatcher's typing cost more than a
+    small region's work.  Otherwise ``run`` is wrapped to run inside ``parallel_guard``,
+    numba handing out one chunk at a time where its layer can, and the wrapper says
+    ``settled = False``: a caller keeping it prepares again once it has run."""
+    if args is not None and static_chunks():
+        return direct(run, args)
+
     def par(*bufs):
         with parallel_guard():
             if static_chunks():  # asking OpenMP's static loop for a chunk size changes nothing
@@ -154,5 +167,5 @@ def in_parallel(run):
                 run(*bufs)
             finally:
                 numba.set_parallel_chunksize(old)
+    par.settled = False
     return par
-
