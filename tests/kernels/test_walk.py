@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
+from numba import njit, prange
 
+from strided.core import threads
 from strided.kernels import walk
 from strided.kernels.walk import carry, chunk, seek
 
@@ -124,6 +125,28 @@ def test_direct_finds_the_compiled_entry_or_keeps_the_dispatcher():
     assert walk.direct(len, (x,)) is len  # not a numba dispatcher at all
 
 
+@njit(parallel=True)
+def _fill(out, v):
+    for i in prange(out.shape[0]):
+        out[i] = v
+
+
+def test_in_parallel_enters_the_compiled_entry_once_the_layer_is_openmp():
+    out = np.zeros(64)
+    guarded = walk.in_parallel(_fill)  # no example: the guarded wrapper, which a keeper replaces
+    assert guarded.settled is False
+    guarded(out, 2.0)
+    assert (out == 2.0).all()
+    entry = walk.in_parallel(_fill, (np.empty(0), 3.0))
+    if threads.static_chunks():  # the layer is known (the region above ran) and it is OpenMP's
+        assert entry is walk.direct(_fill, (out, 3.0)) and entry is not _fill
+        assert getattr(entry, "settled", True)
+    else:
+        assert entry.settled is False
+    entry(out, 3.0)
+    assert (out == 3.0).all()
+
+
 def _kept_twice(fn, *arrays):
     """``fn`` on tensors over ``arrays``: a first call that keeps its decision, then a call
     on copies of the same layouts whose buffers are read-only and unaligned, the two flags a
@@ -154,9 +177,10 @@ def _kept_twice(fn, *arrays):
     ("matmul", lambda a, b: a @ b, lambda a, b: a @ b),
     ("transposed copy", lambda a, b: a.t().contiguous(), lambda a, b: a.T),
 ])
-def test_kept_runs_read_any_buffer_flags(name, fn, want):
+@pytest.mark.parametrize("n", [12, 768])  # 768^2: every family's parallel path
+def test_kept_runs_read_any_buffer_flags(name, fn, want, n):
     rng = np.random.default_rng(7)
-    a, b = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))
+    a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
     first, again = _kept_twice(fn, a, b)
-    np.testing.assert_allclose(first, want(a, b), rtol=2e-6, atol=1e-5)
+    np.testing.assert_allclose(first, want(a, b), rtol=2e-6 if n < 100 else 1e-5, atol=1e-5 if n < 100 else 1e-3)
     np.testing.assert_array_equal(again, first)
