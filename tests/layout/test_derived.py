@@ -108,3 +108,42 @@ def test_views_of_kept_views_follow_writes():
     v2 = x.t()[1:, ::2]
     assert v1.layout == v2.layout
     assert v2.numpy().tolist() == base.T[1:, ::2].tolist() == v1.numpy().tolist()
+
+
+def _same_view(got: Layout, want: np.ndarray, base: np.ndarray) -> None:
+    assert got.shape == want.shape
+    if want.size:
+        assert [s for s, n in zip(got.stride, got.shape) if n > 1] == [
+            s for s, n in zip(numpy_strides(want), want.shape) if n > 1]
+        assert got.offset == numpy_offset(want, base)
+
+
+@settings(max_examples=80, deadline=None)
+@given(view_chains(max_ops=3), st.data())
+def test_kept_reshapes_broadcasts_and_squeezes_are_numpys_views(chain, data):
+    # A backward's rules ask these of the same layouts every step, so they are kept too; asked
+    # in any order and again, each answer is still NumPy's view (or no view where NumPy copies).
+    _, lay, arr, base = chain
+    nd = lay.ndim
+    asks = [("reshape", (-1,)), ("reshape", (1, *lay.shape)), ("reshape", (*lay.shape, 1)),
+            ("reshape", list(lay.shape)), ("broadcast", (2, *lay.shape)), ("squeeze", None)]
+    if nd >= 2:
+        asks.append(("reshape", (lay.shape[0] * lay.shape[1], *lay.shape[2:])))
+    if nd:
+        asks += [("squeeze", data.draw(st.integers(-nd, nd - 1))), ("unsqueeze", data.draw(st.integers(-nd - 1, nd)))]
+    for what, arg in data.draw(st.lists(st.sampled_from(asks), min_size=1, max_size=12)):
+        if what == "reshape":
+            got, want = lay.reshape_view(arg), arr.reshape(arg)
+            if got is None:
+                assert want.size > 1 and not np.shares_memory(want, base)
+                continue
+            if want.size > 1:
+                assert np.shares_memory(want, base)
+        elif what == "broadcast":
+            got, want = lay.broadcast_as(arg), np.broadcast_to(arr, arg)
+        elif what == "squeeze":
+            got = lay.squeeze(arg)
+            want = np.squeeze(arr) if arg is None else np.squeeze(arr, arg) if arr.shape[arg] == 1 else arr
+        else:
+            got, want = lay.unsqueeze(arg), np.expand_dims(arr, arg)
+        _same_view(got, want, base)

@@ -203,6 +203,24 @@ class Layout:
             _SET_DERIVED(self, d)
         return d
 
+    def _kept(self, key, make, arg):
+        """``make(arg)``, kept in ``derived()`` under ``key`` (a view that exists only: a
+        reshape that needs a copy is worked out again).  A backward's rules reshape and
+        broadcast the same layouts on every step, and ``_trusted``'s few-times-cheaper view
+        is still dearer than this lookup."""
+        derived = self._derived
+        if derived is None:
+            derived = self.derived()
+        try:
+            got = derived.get(key)
+        except TypeError:  # an unhashable argument (a list): made, not kept
+            return make(arg)
+        if got is None:
+            got = make(arg)
+            if got is not None:
+                keep_derived(derived, key, got)
+        return got
+
     # -- metadata ---------------------------------------------------------
     @property
     def ndim(self) -> int:
@@ -366,6 +384,9 @@ class Layout:
 
     def broadcast_as(self, shape) -> "Layout":
         """New leading dims and stretched size-1 dims read the same elements (stride 0)."""
+        return self._kept(("broadcast_as", shape), self._broadcast_as, shape)
+
+    def _broadcast_as(self, shape) -> "Layout":
         target = as_int_tuple("broadcast_as", "shape", shape)
         if target == self.shape:
             return self  # immutable: the same view
@@ -394,17 +415,21 @@ class Layout:
         d = norm_dim("unsqueeze", dim, self.ndim, extra=1)
         # A size-1 dim never moves the address; candle (seed 004) repeats the next dim's stride.
         s = self.stride[d] if d < self.ndim else 1
-        return Layout(self.shape[:d] + (1,) + self.shape[d:], self.stride[:d] + (s,) + self.stride[d:], self.offset)
+        return Layout._trusted(self.shape[:d] + (1,) + self.shape[d:], self.stride[:d] + (s,) + self.stride[d:],
+                               self.offset)
 
     def squeeze(self, dim=None) -> "Layout":
         """Drop size-1 dims; a named dim that is not 1 is left alone (PyTorch semantics)."""
+        return self._kept(("squeeze", dim), self._squeeze, dim)
+
+    def _squeeze(self, dim) -> "Layout":
         if dim is None:
             drop = {d for d, n in enumerate(self.shape) if n == 1}
         else:
             dims = dim if isinstance(dim, (tuple, list)) else (dim,)
             drop = {d for d in (norm_dim("squeeze", x, self.ndim) for x in dims) if self.shape[d] == 1}
         keep = [d for d in range(self.ndim) if d not in drop]
-        return Layout(tuple(self.shape[d] for d in keep), tuple(self.stride[d] for d in keep), self.offset)
+        return Layout._trusted(tuple(self.shape[d] for d in keep), tuple(self.stride[d] for d in keep), self.offset)
 
     def flip(self, dims) -> "Layout":
         """Reverse dims: the stride changes sign and the offset moves to the last element."""
@@ -431,6 +456,9 @@ class Layout:
         element counts, each new stride being the chunk's innermost stride times
         the new sizes to its right.  This is PyTorch's computeStride rule.
         """
+        return self._kept(("reshape", shape), self._reshape_view, shape)
+
+    def _reshape_view(self, shape) -> "Layout | None":
         new = infer_shape("reshape", shape, self.numel)
         old_shape, old_stride = self.shape, self.stride
         if self.numel == 0 or not old_shape:
