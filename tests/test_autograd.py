@@ -298,3 +298,15 @@ def test_a_transposed_weight_gets_its_gradient_uncopied():
     assert grads[w]._storage is grads[wt]._storage  # the inverse view of wt's gradient, no copy
     assert grads[wt].t().is_contiguous()
     assert 0 in grads[y].stride  # the sum's gradient stays a broadcast of one value
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_the_roots_seed_is_ones_of_its_shape_and_dtype(dtype):
+    d = getattr(sd, dtype)
+    x = Var(np.arange(6.0).reshape(2, 3), dtype=d)
+    y = (x * 2).sum(0)  # a root that is not a scalar: seeded with ones of its own shape
+    grads = y.backward()
+    assert grads[y].dtype is d and grads[y].shape == (3,) and grads[y].layout.is_contiguous()
+    assert grads[y].numpy().astype(np.float64).tolist() == [1.0, 1.0, 1.0]
+    assert grads[x].numpy().astype(np.float64).tolist() == [[2.0] * 3] * 2
+    assert not sd.same_buffer(grads[y], y)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from .creation import full, tensor
 from .core.errors import StridedError
+from .core.storage import alloc
+from .layout import Layout
 from .ops import copies
 from .ops.registry import gradient_rule
 from .tensor import Tensor
@@ -128,7 +130,15 @@ def backward(root: Tensor) -> GradStore:
 
 
 def _ones_like(t: Tensor) -> Tensor:
-    return full(t.shape, 1, t.dtype, device=t.device)  # on the root's device
+    """The root's seed, on its device.  On the CPU the buffer is filled directly: the shape
+    and dtype come from a tensor and 1 is exact in every dtype, so none of ``full``'s
+    argument checks apply, and a backward pays for them after a step's data has pushed
+    the interpreter's own out of the caches (docs/benchmarks.md)."""
+    if t.device != "cpu":
+        return full(t.shape, 1, t.dtype, device=t.device)
+    store = alloc(t.numel, t.dtype.np)
+    store.data.fill(1)
+    return Tensor(store, Layout.contiguous(t.shape), t.dtype)
 
 
 def _dense(g: Tensor, like: Tensor) -> Tensor:

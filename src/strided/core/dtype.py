@@ -269,5 +269,9 @@ def scalar_array(op: str, value, d: DType) -> np.ndarray:
             info = np.iinfo(d.np)
             if not info.min <= value <= info.max:
                 raise StridedError(f"{op}: the integer {value} is out of range for {d} [{info.min}, {info.max}]")
+    if type(value) is int or type(value) is bool or (type(value) is float and -65504.0 <= value <= 65504.0):
+        # within f16's range (the narrowest float's), nothing overflows: the error state, whose
+        # context costs more than the array, is set only where it can matter
+        return np.array([value], dtype=d.np)
     with np.errstate(over="ignore"):  # a float beyond the dtype's range rounds to inf, as NumPy's cast
         return np.array([value], dtype=d.np)
