@@ -15,9 +15,10 @@ positions in iteration order (runs) or of tiles (tiles), the first and last rows
 chunk possibly partial.  numba takes no variable number of arrays, so the operands are
 spelled out per arity here, by the generator, and nowhere else.
 
-BCAST (every inner stride 0 or 1) hoists each stride-0 input out of the run, one branch
+BCAST (every inner stride 0 or 1) hoists each stride-0 input out of the run, one loop
 per set of such inputs; that is written out for up to ``BCAST_MAX`` inputs, beyond which
-(2^n branches) BCAST runs take the general strided loop.
+(2^n loops) BCAST runs take the general strided loop.  Each path, and each set, has a
+loop over the runs of its own, chosen once per call.
 """
 
 from __future__ import annotations
@@ -108,17 +109,17 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
     dense = [f"v{i} = x{i}[p{i} : p{i} + m]" for i in range(n)]
     dense += ["for k in range(m):",
               f"    ov[k] = {store_('ov', call([load_(f'v{i}[k]') for i in range(n)]))}"]
-    bcast = []
+    bcast = []  # (condition on the inner strides, run body): one per set of stride-0 inputs
     if zeros is not None or n <= BCAST_MAX:
-        # one branch per nonempty set of stride-0 inputs, the set of all of them first; or
-        # the one set a caller knows (``zeros``), for any number of inputs
+        # the set of all inputs first; or the one set a caller knows (``zeros``), for any
+        # number of inputs.  Without ``zeros`` the last set is what is left: a BCAST run
+        # reads some input at stride 0
         sets = [tuple(i for i in range(n) if zeros[i])] if zeros is not None else \
             [c for r in range(n, 0, -1) for c in combinations(range(n), r)]
         for j, zero in enumerate(sets):
-            cond = " and ".join(f"s{i} == 0" for i in zero) or "True"
-            head = "if" if j == 0 or zeros is not None else ("elif" if j < len(sets) - 1 else "else")
-            bcast.append(f"{head} {cond}:" if head != "else" else "else:")
-            body = []
+            last = zeros is None and j == len(sets) - 1
+            cond = " and ".join(f"s{i} == 0" for i in zero) if zero and not last else None
+            body = ["ov = out[po : po + m]"]
             for i in range(n):
                 body.append(f"c{i} = {load_(f'x{i}[p{i}]')}" if i in zero else f"v{i} = x{i}[p{i} : p{i} + m]")
             args = [f"c{i}" if i in zero else load_(f"v{i}[k]") for i in range(n)]
@@ -126,19 +127,42 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
                 body += [f"v = {store_('ov', call(args))}", "for k in range(m):", "    ov[k] = v"]
             else:
                 body += ["for k in range(m):", f"    ov[k] = {store_('ov', call(args))}"]
-            bcast += ["    " + line for line in body]
+            bcast.append((cond, body))
     general = ["for k in range(m):",
                f"    out[po + k * so] = {store_('out', call([load_(f'x{i}[p{i} + k * s{i}]') for i in range(n)]))}"]
-    if zeros is not None:  # any other set of stride-0 inputs takes the general loop
-        bcast += ["else:", *["    " + line for line in general]]
-    written = []  # the fast paths asked for; the general loop is right for any run, so it closes
+    # One loop over the runs per path and set of stride-0 inputs, chosen once (both are the
+    # same for every run of a call): a loop whose body switches between several runs' code
+    # costs each run about 17 ns more (docs/benchmarks.md), a tenth of a 128-element row's
+    # work.  The general loop is right for any run (a BCAST run whose stride-0 set is not
+    # ``zeros``, a path not asked for), so it closes.
+    loops = []
     if 0 in paths:
-        written += ["if path == 0:", "    ov = out[po : po + m]", *["    " + x for x in dense]]
-    if bcast and 1 in paths:
-        written += [f"{'elif' if written else 'if'} path == 1:", "    ov = out[po : po + m]",
-                    *["    " + x for x in bcast]]
-    paths = written + (["else:", *["    " + x for x in general]] if written else general)
+        loops.append(("path == 0", ["ov = out[po : po + m]", *dense]))
+    if 1 in paths:
+        loops += [("path == 1" + (f" and {cond}" if cond else ""), body) for cond, body in bcast]
+    heads = [f"{'if' if k == 0 else 'elif'} {cond}:" for k, (cond, _) in enumerate(loops)]
+    loops = [(h, body) for h, (_, body) in zip(heads, loops)] + [("else:" if loops else None, general)]
     offs = ", ".join(f"offs[{i}]" for i in range(n + 1))
+    walk = [
+        "while i < hi:",
+        "    m = min(inner - j, hi - i)",
+        "    po = bo + j * so",
+        *[f"    {p[i]} = {b[i]} + j * s{i}" for i in range(n)],
+        "    {run}",
+        "    i += m",
+        "    j = 0",
+        "    if i < hi:",
+        "        if d >= 0 and idx[d] + 1 < shape[d]:",
+        "            idx[d] += 1",
+        "            bo += st[0, d]",
+        *[f"            {b[i]} += st[{i + 1}, d]" for i in range(n)],
+        "        else:",
+        f"            bo, {', '.join(b)} = carry(shape, st, nd - 1, idx, (bo, {', '.join(b)}))[1]",
+    ]
+    switch = []
+    for head, run in loops:
+        lines = [x for line in walk for x in (["    " + r for r in run] if line == "    {run}" else [line])]
+        switch += [head, *["    " + x for x in lines]] if head else lines
     body = [
         "nd = shape.shape[0]",
         "inner = shape[nd - 1]",
@@ -150,20 +174,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         f"bo, {', '.join(b)} = seek(row, shape, st, nd - 1, idx, ({offs},))",
         "d = nd - 2",
         "i = lo",
-        "while i < hi:",
-        "    m = min(inner - j, hi - i)",
-        "    po = bo + j * so",
-        *[f"    {p[i]} = {b[i]} + j * s{i}" for i in range(n)],
-        *["    " + line for line in paths],
-        "    i += m",
-        "    j = 0",
-        "    if i < hi:",
-        "        if d >= 0 and idx[d] + 1 < shape[d]:",
-        "            idx[d] += 1",
-        "            bo += st[0, d]",
-        *[f"            {b[i]} += st[{i + 1}, d]" for i in range(n)],
-        "        else:",
-        f"            bo, {', '.join(b)} = carry(shape, st, nd - 1, idx, (bo, {', '.join(b)}))[1]",
+        *switch,
     ]
     return f"def runs(out, {', '.join(xs)}, shape, st, offs, lo, hi, path):\n" + _indent(body, 4) + "\n"
 
