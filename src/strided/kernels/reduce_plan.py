@@ -125,10 +125,10 @@ class ReducePlan:
     nr: int = 1  # reduced points per output
 
 
-@caches.lru("reduce.plans", "layouts, dims, thread count, threshold", 1024)
-def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min):
+@caches.lru("reduce.plans", "layouts, dims, thread count, thresholds", 1024)
+def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min=None):
     """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
-    p = choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min)
+    p = choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min)
     arrays = (
         np.array(p.kshape, dtype=np.int64),
         np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape)),
@@ -140,9 +140,10 @@ def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_mi
     return p, arrays
 
 
-def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> ReducePlan:
-    """The plan for ``nthreads`` threads, parallel from ``parallel_min`` source elements (see
-    ``strided.kernels.reduce``'s docstring for the paths)."""
+def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min=None) -> ReducePlan:
+    """The plan for ``nthreads`` threads, parallel from ``parallel_min`` source elements, or
+    from ``rows_parallel_min`` where given for a reduction (not an arg one) along the
+    innermost dim (see ``strided.kernels.reduce``'s docstring for the paths)."""
     nd = src_layout.ndim
     red = set(dims)
     ob = Layout(
@@ -167,6 +168,8 @@ def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> Red
     rshape = tuple(shape[i] for i in rd)
     rstrides = tuple(ss[i] for i in rd)
     numel = src_layout.numel
+    if case == INNER and not for_arg and rows_parallel_min is not None:
+        parallel_min = rows_parallel_min
     parallel = numel >= parallel_min and nthreads > 1
     # Several chunks per thread, handed out dynamically: a thread that the OS
     # preempts on a busy machine does not hold the others up.
