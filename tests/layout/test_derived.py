@@ -147,3 +147,18 @@ def test_kept_reshapes_broadcasts_and_squeezes_are_numpys_views(chain, data):
         else:
             got, want = lay.unsqueeze(arg), np.expand_dims(arr, arg)
         _same_view(got, want, base)
+
+
+@pytest.mark.parametrize("kept, bad", [
+    (lambda lay: lay.squeeze(1), lambda lay: lay.squeeze(1.0)),
+    (lambda lay: lay.reshape_view((6,)), lambda lay: lay.reshape_view((6.0,))),
+    (lambda lay: lay.broadcast_as((2, 1, 2, 3)), lambda lay: lay.broadcast_as((2.0, 1, 2, 3))),
+])
+def test_a_kept_view_does_not_answer_an_argument_that_merely_hashes_like_its_own(kept, bad):
+    fresh = Layout((1, 2, 3))
+    with pytest.raises(StridedError):
+        bad(fresh)
+    lay = Layout((1, 2, 3))
+    kept(lay)  # now in the store, under a key that 1.0 hashes like
+    with pytest.raises(StridedError):
+        bad(lay)

@@ -207,14 +207,15 @@ class Layout:
         """``make(arg)``, kept in ``derived()`` under ``key`` (a view that exists only: a
         reshape that needs a copy is worked out again).  A backward's rules reshape and
         broadcast the same layouts on every step, and ``_trusted``'s few-times-cheaper view
-        is still dearer than this lookup."""
+        is still dearer than this lookup.  Only an argument of exact ints (or None) is
+        kept: 1.0 hashes like 1, and must still be refused as ``make`` refuses it."""
+        if not (arg is None or type(arg) is int
+                or (type(arg) is tuple and all(type(n) is int for n in arg))):
+            return make(arg)
         derived = self._derived
         if derived is None:
             derived = self.derived()
-        try:
-            got = derived.get(key)
-        except TypeError:  # an unhashable argument (a list): made, not kept
-            return make(arg)
+        got = derived.get(key)
         if got is None:
             got = make(arg)
             if got is not None:
