@@ -77,7 +77,11 @@ def fresh(storage, layout: "Layout", dtype, op: "Op | None" = None) -> "Tensor":
     that makes a Tensor (the kept paths of the op layer, views, fused calls), since
     ``__init__``'s frame is a fair share of a small op's cost."""
     out = _new(Tensor)
-    out._storage, out.layout, out.dtype, out._is_var, out._op = storage, layout, dtype, False, op
+    out._storage = storage  # one statement each: unpacking a tuple into slots costs a fifth more
+    out.layout = layout
+    out.dtype = dtype
+    out._is_var = False
+    out._op = op
     return out
 
 

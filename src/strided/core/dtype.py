@@ -68,8 +68,13 @@ class DType:
         found = numpy_dtype(other)
         return found is not None and found == self.np
 
+    def __post_init__(self):
+        # Kept: every kept op's cache key holds its operands' dtypes, and NumPy computes a
+        # dtype's hash afresh on each call.
+        object.__setattr__(self, "_hash", hash(self.np))
+
     def __hash__(self):
-        return hash(self.np)  # as np.dtype's: equal dtypes hash alike
+        return self._hash  # np.dtype's: equal dtypes hash alike
 
     def __repr__(self):
         return f"strided.{self.name}"

@@ -38,7 +38,9 @@ _POOL_ENV = "STRIDED_POOL_BYTES"
 # for every allocation (7.5 ms of page faults at 32 MiB, measured), and from 24 MiB it
 # already sometimes does.
 _MIN_POOLED = 1 << 24
+_SMALL_NUMEL = _MIN_POOLED // 16  # never pooled, whatever the dtype (itemsize at most 16)
 _new = object.__new__
+_empty = np.empty
 
 _MALLOC_ENV = "STRIDED_MALLOC"  # "default": leave glibc's malloc settings alone
 _GLIBC_MALLOC_ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_",
@@ -223,21 +225,22 @@ def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
 
     A size beyond the machine's memory is refused up front: asking the OS would fail late
     (MemoryError) or succeed lazily and die on first touch."""
-    if not isinstance(np_dtype, np.dtype):
-        np_dtype = np.dtype(np_dtype)
-    nbytes = numel * np_dtype.itemsize
     try:
-        if nbytes < _MIN_POOLED:  # first: every small result comes this way, and asks nothing else
+        # first: every small result comes this way, and asks nothing else
+        if numel < _SMALL_NUMEL or numel * np.dtype(np_dtype).itemsize < _MIN_POOLED:
             s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
-            s.data = np.empty(numel, np_dtype)
+            s.data = _empty(numel, np_dtype)
             return s
+        np_dtype = np.dtype(np_dtype)
+        nbytes = numel * np_dtype.itemsize
         if nbytes > _MEMORY_LIMIT:
             check_size(op, numel, np_dtype)  # raises, naming the op and the size
         raw = _pool.take(nbytes)
         if raw is None:
             raw = np.empty(nbytes, np.uint8)
     except MemoryError:
-        raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} ({_gib(nbytes)})") from None
+        raise StridedError(f"{op}: out of memory allocating {numel} elements of {np_dtype} "
+                           f"({_gib(numel * np.dtype(np_dtype).itemsize)})") from None
     return _Pooled(raw.view(np_dtype), raw)
 
 
