@@ -515,6 +515,37 @@ def test_float32_functions_over_the_whole_range():
         assert np.all(np.abs(out[sub].astype(np.float64) - r64[sub]) <= 2 * 2.0**-149), op
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_scale_rounds_once_on_the_cpu_and_in_its_portable_form(dtype):
+    """exp's last step, p 2^n: the CPU's binding (one vscalef where numba compiles for
+    AVX-512, the exponent bits elsewhere) and the portable body that device code compiles
+    both give p 2^n correctly rounded (NumPy's ldexp of the exact f64 or its own f64),
+    subnormals, overflow and the largest finite results included."""
+    from numba import njit
+
+    from strided.kernels import scalar
+
+    fn = scalar.scale2f if dtype == np.float32 else scalar.scale2d
+    lo, hi = (-160, 129) if dtype == np.float32 else (-1076, 1025)
+    rng = np.random.default_rng(11)
+    n = np.concatenate([np.arange(lo, hi + 1), rng.integers(lo, hi + 1, 20_000)]).astype(dtype)
+    p = np.concatenate([np.full(hi - lo + 1, 1.9999999, dtype), rng.uniform(0.5, 2.0, 20_000).astype(dtype)])
+    p[:40] = np.nextafter(dtype(2.0), dtype(0.0))
+
+    @njit(error_model="numpy")
+    def loop(p, n, out):
+        for i in range(p.size):
+            out[i] = fn(p[i], n[i])
+
+    cpu = np.empty_like(p)
+    loop(p, n, cpu)
+    with np.errstate(all="ignore"):
+        want = np.ldexp(p.astype(np.float64), n.astype(np.int64)).astype(dtype)
+        portable = np.array([fn(a, b) for a, b in zip(p[:3000], n[:3000])], dtype)
+    assert np.array_equal(cpu.view(f"u{p.itemsize}"), want.view(f"u{p.itemsize}"))
+    assert np.array_equal(portable.view(f"u{p.itemsize}"), want[:3000].view(f"u{p.itemsize}"))
+
+
 def every_exponent(dtype, per, rng):
     """Positive floats of ``dtype`` with every biased exponent (subnormals, inf and NaN
     included), ``per`` random significands each."""

@@ -183,6 +183,23 @@ def _prefer_wide_vectors() -> None:
 
 _prefer_wide_vectors()
 
+
+def compiles_avx512() -> bool:
+    """Whether numba compiles for a CPU with AVX-512F: its features as ``NUMBA_CPU_FEATURES``
+    gives them (strided's or the user's), else the host's.  False where the user named a CPU
+    or set ``NUMBA_ENABLE_AVX`` without features: code that asks may then only lose speed."""
+    features = os.environ.get("NUMBA_CPU_FEATURES")
+    if features is not None:
+        return "+avx512f" in features.split(",")
+    if any(k in os.environ for k in ("NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")):
+        return False
+    try:
+        import llvmlite.binding as llvm
+
+        return bool(llvm.get_host_cpu_features().get("avx512f"))
+    except Exception:  # no LLVM answer
+        return False
+
 import numba  # noqa: E402
 
 _numba_cap = numba.config.NUMBA_NUM_THREADS

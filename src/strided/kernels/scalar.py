@@ -28,7 +28,9 @@ exp within one step).  tanh stays within 1.3 ulp and sigmoid within 2.3 (f32).  
 libm's result was correctly rounded ours may differ from it, and from NumPy's, by 1 ulp.
 Zeros (and log1p's signed zeros), negatives, infinities, NaN, overflow and underflow give
 NumPy's results; log2 of a power of 2 and log10 of an exact power of 10 are exact.
-Complex numbers, f64 tanh and the other functions call the primitives.
+Complex numbers, f64 tanh and the other functions call the primitives.  exp's last step,
+p 2^n rounded once (``scale2f``, ``scale2d``), is the one place the CPU compiles another
+form than device code: one vscalef on an AVX-512 target, the same bits.
 
 Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
 special-case tables (C99 Annex G) where a part is infinite or NaN (``regular`` is False);
@@ -44,7 +46,10 @@ import numpy as np
 from ..core import caches
 from ..core import threads as _threads  # noqa: F401  (before numba)
 
-from numba.extending import register_jitable
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
 
 __all__ = ["PORTABLE", "PRIMITIVES", "typed", "is_typed", "instance", "portable"]
 
@@ -52,15 +57,20 @@ PORTABLE: dict = {}  # name -> function: what a backend compiles along with an o
 _TYPED = set()
 
 
-def portable(fn=None, *, contract: bool = False):
+def portable(fn=None, *, contract: bool = False, cpu=None):
     """Register ``fn`` for numba's CPU target (it stays a Python function) and list it in
     ``PORTABLE``.  ``contract`` lets LLVM fuse a*b+c into one FMA (one rounding instead of
-    two, never less accurate): the polynomials' dependency chains get shorter."""
+    two, never less accurate): the polynomials' dependency chains get shorter.  ``cpu``: a
+    jitable function of the same values that the CPU target compiles in ``fn``'s place (a
+    faster form only this CPU has); device code still compiles ``fn``."""
     def wrap(f):
         opts = {"error_model": "numpy"}
         if contract:
             opts["fastmath"] = {"contract"}
-        register_jitable(**opts)(f)
+        if cpu is None:
+            register_jitable(**opts)(f)
+        else:
+            overload(f, jit_options=opts, strict=False)(lambda *args: cpu)
         PORTABLE[f.__name__] = f
         return f
 
@@ -169,17 +179,54 @@ TP0, TP1, TP2 = F32(-5.70498872745e-3), F32(2.06390887954e-2), F32(-5.3739715553
 TP3, TP4 = F32(1.33314422036e-1), F32(-3.33332819422e-1)
 
 
+@intrinsic
+def _ldexp(typingctx, x, n):
+    """x 2^n rounded once, for a float x and an int32 n: LLVM's ldexp, which an AVX-512
+    CPU computes for a whole vector in one instruction (vscalef); elsewhere LLVM calls libm
+    per element, so only an AVX-512 target binds it (``scale2f``)."""
+    if not isinstance(x, types.Float) or n != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        ty = context.get_value_type(x)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ty, [ty, ir.IntType(32)]),
+                                            f"llvm.ldexp.f{x.bitwidth}.i32")
+        return builder.call(fn, args)
+
+    return x(x, types.int32), codegen
+
+
+@register_jitable
+def _scale2_vscalef(p, z):
+    return _ldexp(p, np.int32(z))
+
+
+_SCALE2_CPU = _scale2_vscalef if _threads.compiles_avx512() else None
+
+
+@portable(contract=True, cpu=_SCALE2_CPU)
+def scale2f(p, z):
+    """p 2^z rounded once, for an f32 p in [0.5, 2] and an integral f32 z in [-160, 129].
+
+    z lies beyond a normal f32's exponent at both ends, so 2^z is applied in two factors,
+    2^(z-k) from the exponent bits and then 2^k, with k = -64 for a negative z and 1
+    otherwise: p 2^(z-k) is exact, so the result is rounded once, by the last
+    multiplication, down in the subnormal range too.  (The same bits as halving z into two
+    exponents, in fewer vector instructions.)  An AVX-512 CPU compiles one vscalef instead."""
+    neg = z < F32(0.0)
+    k = F32(-64.0) if neg else F32(1.0)
+    scale = f32_from_bits(np.int32((z - k) * TWO23 + F32(127.0 * 8388608.0)))
+    return p * scale * (TWO_M64 if neg else F32(2.0))
+
+
 @portable(contract=True)
 def expf(x):
     """Cephes expf, branch free: exp(r) * 2^n with n = round(x / ln 2).
 
-    n lies in [-159, 128] after the clamps, wider than a normal f32's exponent, so 2^n
-    is applied in two factors, 2^(n-k) from the exponent bits and then 2^k, with k = -64
-    for a negative n and 1 otherwise: p 2^(n-k) is exact, so the result is rounded once,
-    by the last multiplication, down in the subnormal range too; below -103.97 it rounds
-    to 0 by itself, and above ln(FLT_MAX) it overflows to inf.  (The same bits as halving
-    n into two exponents, for every f32 input, in fewer vector instructions.)  The clamps
-    are written so that a NaN passes through them (and poisons p).  floor is the
+    n lies in [-159, 128] after the clamps, and ``scale2f`` applies 2^n with one rounding,
+    down in the subnormal range too; below -103.97 the result rounds to 0 by itself, and
+    above ln(FLT_MAX) it overflows to inf.  The clamps are written so that a NaN passes
+    through them (and poisons p).  floor is the
     primitive ``p_floor`` (np.floor on the CPU): numba-cuda compiles no np.floor on
     scalars and its math.floor returns an int, so CUDA binds a floor that keeps the f32
     (or f64, for expd) of its own."""
@@ -188,10 +235,7 @@ def expf(x):
     z = p_floor(xc * LOG2E + F32(0.5))
     r = xc - z * LN2_HI - z * LN2_LO
     p = (((((EP0 * r + EP1) * r + EP2) * r + EP3) * r + EP4) * r + EP5) * (r * r) + r + F32(1.0)
-    neg = z < F32(0.0)
-    k = F32(-64.0) if neg else F32(1.0)
-    scale = f32_from_bits(np.int32((z - k) * TWO23 + F32(127.0 * 8388608.0)))
-    return p * scale * (TWO_M64 if neg else F32(2.0))
+    return scale2f(p, z)
 
 
 @portable(contract=True)
@@ -292,11 +336,19 @@ def pow2_f64(n):
     return f64_from_bits(f64_bits(n + EXP_BIAS_F64) << 52)
 
 
+@portable(contract=True, cpu=_SCALE2_CPU)
+def scale2d(p, n):
+    """p 2^n rounded once, for an f64 p in [0.5, 2] and an integral f64 n in [-1076, 1025]:
+    2^n in two halves, each a normal f64, the first product exact (as ``scale2f``)."""
+    n1 = p_floor(n * 0.5)
+    return p * pow2_f64(n1) * pow2_f64(n - n1)
+
+
 @portable(contract=True)
 def expd(x):
     """exp of an f64, branch free, as expf: exp(r) 2^n with n = round(x / ln 2) and
-    r = x - n ln 2 (ln 2 in two parts, Cody and Waite), 2^n in two halves so that a
-    subnormal result is rounded once."""
+    r = x - n ln 2 (ln 2 in two parts, Cody and Waite), 2^n applied by ``scale2d``, so
+    that a subnormal result is rounded once."""
     xc = EXP_HI_F64 if EXP_HI_F64 < x else x
     xc = EXP_LO_F64 if EXP_LO_F64 > xc else xc
     n = p_floor(xc * LOG2E_F64 + 0.5)
@@ -307,8 +359,7 @@ def expd(x):
           + ED1) * r + ED0)
     hi = 1.0 + r
     p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
-    n1 = p_floor(n * 0.5)
-    return p * pow2_f64(n1) * pow2_f64(n - n1)
+    return scale2d(p, n)
 
 
 LOGD_SHIFT = np.int64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
