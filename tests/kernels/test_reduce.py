@@ -235,6 +235,16 @@ def test_outer_row_blocks(rows, op):
         v = view(a, lay)
         want = v.astype(np.float64).sum(0) if op == "sum" else v.max(0)
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+        if op == "sum" and red.plan(lay, (0,)).nrsplit == 1:  # and, rows not split between
+            # threads, exactly in the documented order: each column adds its rows one by one
+            # within blocks of FOLD rows, and the blocks' sums one by one, all in f32
+            total = None
+            for b0 in range(0, rows, red.FOLD):
+                block = np.float32(0.0) + v[b0]
+                for r in range(b0 + 1, min(b0 + red.FOLD, rows)):
+                    block = block + v[r]
+                total = block if total is None else total + block
+            np.testing.assert_array_equal(out, total)
 
 
 def test_large_f32_sums_stay_accurate():
