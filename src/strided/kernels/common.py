@@ -48,11 +48,12 @@ CHUNKS_PER_THREAD = 4
 
 # TILED needs both tiled dims at least this long to pay for itself.
 TILE_MIN = 8
-# Tile side: a tile row should be a page long, so that the transposed operand is read in
-# 4 KiB runs, the longest the hardware prefetchers follow (see docs/benchmarks.md).
-TILE_BYTES = 4096
-# The longest side: 1- and 2-byte dtypes stop at the f32 side, whose scratch tile
-# (side x (side + TILE_PAD) elements) is already a few MiB.
+# Tile side: a tile row of 1 KiB, so that the scratch tile of the operand that walks
+# columns (side x (side + TILE_PAD) elements, 278 KiB for f32) stays in one core's L2 while
+# its rows are still long forward runs; a 4 KiB row's scratch (4 MiB) spills out of L2 and
+# lost to it at every size measured (docs/benchmarks.md).
+TILE_BYTES = 1024
+# The longest side, which 1-byte dtypes reach (1024 of them to a 1 KiB row).
 TILE_MAX = 1024
 # The shortest side that halving (to give every thread tiles) goes down to: shorter rows
 # are no longer the long forward runs that tiling is for.
