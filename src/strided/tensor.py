@@ -77,7 +77,7 @@ def fresh(storage, layout: "Layout", dtype, op: "Op | None" = None) -> "Tensor":
     that makes a Tensor (the kept paths of the op layer, views, fused calls), since
     ``__init__``'s frame is a fair share of a small op's cost."""
     out = _new(Tensor)
-    out._storage = storage  # one statement each: unpacking a tuple into slots costs a fifth more
+    out._storage = storage  # one statement each: a tuple unpacked into slots costs more
     out.layout = layout
     out.dtype = dtype
     out._is_var = False

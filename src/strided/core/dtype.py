@@ -69,8 +69,8 @@ class DType:
         return found is not None and found == self.np
 
     def __post_init__(self):
-        # Kept: every kept op's cache key holds its operands' dtypes, and NumPy computes a
-        # dtype's hash afresh on each call.
+        # Computed once: every kept op's cache key holds its operands' dtypes, and NumPy
+        # computes a dtype's hash afresh on each call.
         object.__setattr__(self, "_hash", hash(self.np))
 
     def __hash__(self):

@@ -157,6 +157,20 @@ if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
     os.environ["GOMP_SPINCOUNT"] = ENV_SET["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
 
 
+_NUMBA_CPU_ENV = ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")
+
+
+def _host_features():
+    """LLVM's features of this CPU (a mapping, ``flatten()`` gives numba's spelling), or
+    None where LLVM gives no answer."""
+    try:
+        import llvmlite.binding as llvm
+
+        return llvm.get_host_cpu_features()
+    except Exception:
+        return None
+
+
 def _prefer_wide_vectors() -> None:
     """On a CPU with AVX-512, let LLVM vectorise strided's loops 512 bits wide.
 
@@ -169,15 +183,10 @@ def _prefer_wide_vectors() -> None:
     do not change; a float sum's leaf lets LLVM choose its vector accumulators, so its last
     bits follow the vector width (as PyTorch's sums differ between its AVX2 and AVX-512
     kernels)."""
-    if any(k in os.environ for k in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")):
+    if any(k in os.environ for k in _NUMBA_CPU_ENV):
         return
-    try:
-        import llvmlite.binding as llvm
-
-        features = llvm.get_host_cpu_features()
-    except Exception:  # no LLVM answer: numba decides alone
-        return
-    if features.get("avx512f"):
+    features = _host_features()  # None: numba decides alone
+    if features is not None and features.get("avx512f"):
         os.environ["NUMBA_CPU_FEATURES"] = ENV_SET["NUMBA_CPU_FEATURES"] = features.flatten() + ",-prefer-256-bit"
 
 
@@ -191,14 +200,11 @@ def compiles_avx512() -> bool:
     features = os.environ.get("NUMBA_CPU_FEATURES")
     if features is not None:
         return "+avx512f" in features.split(",")
-    if any(k in os.environ for k in ("NUMBA_CPU_NAME", "NUMBA_ENABLE_AVX")):
+    if any(k in os.environ for k in _NUMBA_CPU_ENV):
         return False
-    try:
-        import llvmlite.binding as llvm
+    host = _host_features()
+    return bool(host is not None and host.get("avx512f"))
 
-        return bool(llvm.get_host_cpu_features().get("avx512f"))
-    except Exception:  # no LLVM answer
-        return False
 
 import numba  # noqa: E402
 
