@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from strided.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError
 from strided.kernels import PARALLEL_MIN
+from strided.kernels.common import ALIGN_MIN_BYTES
 from strided.kernels import elementwise as ew
 from strided.kernels.optable import OPS
 from strided.layout import Layout
@@ -395,6 +396,37 @@ def test_sizes_around_the_parallel_threshold(shape):
         _binary_check(shape, L, row, L, rng)
         narrow = Layout.contiguous(shape[:-1] + (shape[-1] + 3,)).narrow(nd - 1, 2, shape[-1])
         _binary_check(shape, narrow, L, L, rng)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8", "bool"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_long_runs_at_every_alignment(dtype, threads):
+    """A unit-stride run from ALIGN_MIN_BYTES is taken in two, cut where its output reaches a
+    64-byte line: at every offset of the output (and, in parallel, every chunk border),
+    NumPy's results and nothing written outside the output."""
+    rng = np.random.default_rng(5)
+    isz = np.dtype(dtype).itemsize
+    n = ALIGN_MIN_BYTES // isz
+    k = 1 if threads == 1 else 4 * threads + 1  # chunks (4 per thread) longer than a cut run
+    saved = ew.PARALLEL_MIN, ew.get_num_threads
+    if threads > 1:
+        ew.PARALLEL_MIN, ew.get_num_threads = 1, (lambda: threads)
+    try:
+        for shape in ((k * n + 7,), (3, n - 1), (3, n), (2, k * n + 5)):
+            dense = Layout.contiguous(shape)
+            row = Layout((shape[-1],)).broadcast_as(shape)
+            one = Layout((1,)).broadcast_as(shape)
+            for off in range(64 // isz + 1):
+                lo = Layout(shape, dense.stride, off)
+                for la, lb in ((dense, dense), (dense, row), (one, one)):
+                    a = fill(rng, max(la.span()[1], 1), dtype, special=False)
+                    b = fill(rng, max(lb.span()[1], 1), dtype, special=False)
+                    out = sentinel(lo.span()[1] + 3, dtype)
+                    before = out.copy()
+                    ew.binary("add", a, la, b, lb, out, lo)
+                    check_out(out, before, lo, view(a, la) + view(b, lb), dtype)
+    finally:
+        ew.PARALLEL_MIN, ew.get_num_threads = saved
 
 
 @pytest.mark.parametrize("kind,dtype", [("add", "float32"), ("add", "bool"), ("exp", "float32"), ("where", "float32")])

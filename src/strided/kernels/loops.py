@@ -18,7 +18,8 @@ spelled out per arity here, by the generator, and nowhere else.
 BCAST (every inner stride 0 or 1) hoists each stride-0 input out of the run, one loop
 per set of such inputs; that is written out for up to ``BCAST_MAX`` inputs, beyond which
 (2^n loops) BCAST runs take the general strided loop.  Each path, and each set, has a
-loop over the runs of its own, chosen once per call.
+loop over the runs of its own, chosen once per call.  A long unit-stride run is taken in
+two, cut where its output reaches a 64-byte line (``walk.aligned_run``).
 """
 
 from __future__ import annotations
@@ -147,11 +148,13 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         "while i < hi:",
         "    m = min(inner - j, hi - i)",
         "    po = bo + j * so",
+        "    {cut}",
         *[f"    {p[i]} = {b[i]} + j * s{i}" for i in range(n)],
         "    {run}",
         "    i += m",
-        "    j = 0",
-        "    if i < hi:",
+        "    j += m",
+        "    if j == inner and i < hi:",
+        "        j = 0",
         "        if d >= 0 and idx[d] + 1 < shape[d]:",
         "            idx[d] += 1",
         "            bo += st[0, d]",
@@ -160,8 +163,11 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         f"            bo, {', '.join(b)} = carry(shape, st, nd - 1, idx, (bo, {', '.join(b)}))[1]",
     ]
     switch = []
-    for head, run in loops:
-        lines = [x for line in walk for x in (["    " + r for r in run] if line == "    {run}" else [line])]
+    for k, (head, run) in enumerate(loops):
+        # a general run's output is strided: only the unit-stride paths cut their runs
+        cut = ["    m = aligned_run(out, po, m)"] if k < len(loops) - 1 else []
+        lines = [x for line in walk
+                 for x in (["    " + r for r in run] if line == "    {run}" else cut if line == "    {cut}" else [line])]
         switch += [head, *["    " + x for x in lines]] if head else lines
     body = [
         "nd = shape.shape[0]",
@@ -247,7 +253,7 @@ from numba import njit, prange
 from strided.kernels.common import TILE_PAD
 from strided.kernels.half import dec, enc
 from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
-from strided.kernels.walk import carry, seek
+from strided.kernels.walk import aligned_run, carry, seek
 """
 
 

@@ -18,13 +18,13 @@ kernel's whole run, even for one chunk.
 
 from __future__ import annotations
 
-from .common import CHUNKS_PER_THREAD
+from .common import ALIGN_MIN_BYTES, CHUNKS_PER_THREAD
 from ..core.threads import get_num_threads, parallel_guard, static_chunks
 
 import numba  # numba comes after strided.threads
 from numba.extending import overload, register_jitable
 
-__all__ = ["seek", "carry", "chunk", "nchunks", "launch", "in_parallel", "direct"]
+__all__ = ["seek", "carry", "aligned_run", "chunk", "nchunks", "launch", "in_parallel", "direct"]
 
 _jitable = register_jitable(error_model="numpy")
 
@@ -95,6 +95,20 @@ def _seek(pos, shape, st, nd, idx, base):
 @overload(carry, jit_options={"error_model": "numpy"})
 def _carry(shape, st, nd, idx, base):
     return _written_out(_CARRY, base.count)
+
+
+@_jitable
+def aligned_run(out, po, m):
+    """How much of a unit-stride run of ``m`` outputs from ``out[po]`` to take now: all of
+    it, unless it is at least ``ALIGN_MIN_BYTES`` long and ``out[po]`` is not on a 64-byte
+    line, then up to the first element that is, so that the rest's vector stores each
+    stay within one line (a store across two costs a run in cache a tenth of its time,
+    docs/benchmarks.md; numpy's buffers are only 16-byte aligned).  A shorter run (a row
+    of ``a + bias``) would lose more to a partial vector than it gains."""
+    if m * out.itemsize < ALIGN_MIN_BYTES:
+        return m
+    h = ((64 - ((out.ctypes.data + po * out.itemsize) & 63)) & 63) // out.itemsize
+    return h if 0 < h < m else m
 
 
 @_jitable
