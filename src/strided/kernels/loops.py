@@ -166,8 +166,8 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
     for k, (head, run) in enumerate(loops):
         # a general run's output is strided: only the unit-stride paths cut their runs
         cut = ["    m = aligned_run(out, po, m)"] if k < len(loops) - 1 else []
-        lines = [x for line in walk
-                 for x in (["    " + r for r in run] if line == "    {run}" else cut if line == "    {cut}" else [line])]
+        fill = {"    {run}": ["    " + r for r in run], "    {cut}": cut}
+        lines = [x for line in walk for x in fill.get(line, [line])]
         switch += [head, *["    " + x for x in lines]] if head else lines
     body = [
         "nd = shape.shape[0]",
