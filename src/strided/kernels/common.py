@@ -48,7 +48,8 @@ CHUNKS_PER_THREAD = 4
 
 # A unit-stride output run at least this long is cut where it reaches a 64-byte line
 # (``walk.aligned_run``), so that its vector stores stay within a line: numpy's buffers are
-# 16-byte aligned.  A shorter run (a row of ``a + bias``) loses more to the cut's partial
+# 16-byte aligned, and a store across two lines slows a run that is in cache
+# (docs/benchmarks.md).  A shorter run (a row of ``a + bias``) loses more to the cut's partial
 # vectors than it gains.
 ALIGN_MIN_BYTES = 4096
 # TILED needs both tiled dims at least this long to pay for itself.

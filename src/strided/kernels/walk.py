@@ -100,11 +100,9 @@ def _carry(shape, st, nd, idx, base):
 @_jitable
 def aligned_run(out, po, m):
     """How much of a unit-stride run of ``m`` outputs from ``out[po]`` to take now: all of
-    it, unless it is at least ``ALIGN_MIN_BYTES`` long and ``out[po]`` is not on a 64-byte
-    line, then up to the first element that is, so that the rest's vector stores each
-    stay within one line: numpy's buffers are only 16-byte aligned, and a store across
-    two lines slows a run that is in cache (docs/benchmarks.md).  A shorter run (a row of
-    ``a + bias``) would lose more to a partial vector than it gains."""
+    it, unless it is at least ``ALIGN_MIN_BYTES`` long (``common`` says why) and ``out[po]``
+    is not on a 64-byte line, then up to the first element that is, so that the rest's
+    vector stores each stay within one line."""
     if m * out.itemsize < ALIGN_MIN_BYTES:
         return m
     h = ((64 - ((out.ctypes.data + po * out.itemsize) & 63)) & 63) // out.itemsize
