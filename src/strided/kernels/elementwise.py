@@ -97,7 +97,7 @@ from ..core.threads import get_num_threads
 from .half import HALF_VIEW
 from .loops import kernel_set
 from .optable import OPS, on_new_op
-from .walk import direct, in_parallel
+from .walk import direct, in_parallel, pack
 
 __all__ = [
     "UNARY_OPS",
@@ -226,14 +226,9 @@ def _plan(layouts, itemsize: int = 4) -> Plan:
 
 @caches.lru("elementwise.plans", "layouts, itemsize, thread count, thresholds", 1024)
 def _plan_and_arrays(layouts: tuple, itemsize: int, nthreads: int, parallel_min: int, tile_min: int, tile_bytes: int):
-    """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
+    """The plan and the integers the kernels take (``walk.pack``), cached per layouts (and settings)."""
     p = _choose(list(layouts), itemsize, nthreads, parallel_min, tile_min, tile_bytes)
-    shape = np.array(p.shape, dtype=np.int64)
-    st = np.array(p.strides, dtype=np.int64).reshape(len(p.strides), len(p.shape))
-    offs = np.array(p.offsets, dtype=np.int64)
-    for a in (shape, st, offs):
-        a.flags.writeable = False
-    return p, shape, st, offs
+    return p, pack(p.shape, p.strides, p.offsets, p.tile if p.path == TILED else p.path)
 
 
 def _choose(layouts: list, itemsize: int, nthreads: int, parallel_min: int, tile_min: int, tile_bytes: int) -> Plan:
@@ -325,25 +320,22 @@ def bind_kernels(ks: dict, layouts: tuple, dtypes: tuple, parallel_min: int, vie
     if views is None:
         views = tuple(HALF_VIEW.get(np.dtype(d)) for d in dtypes)
     itemsize = max((np.dtype(d) if v is None else v).itemsize for d, v in zip(dtypes, views))
-    p, shape, st, offs = _plan_and_arrays(tuple(layouts), itemsize, get_num_threads(), parallel_min, TILE_MIN,
-                                          TILE_BYTES)
-    tiled = p.path == TILED
-    k = ks[(tiled, p.parallel)]
-    last = p.tile if tiled else p.path
-    tail = (shape, st, offs, p.work, p.nchunks, last) if p.parallel else (shape, st, offs, 0, p.work, last)
+    p, packed = _plan_and_arrays(tuple(layouts), itemsize, get_num_threads(), parallel_min, TILE_MIN, TILE_BYTES)
+    k = ks[(p.path == TILED, p.parallel)]
+    tail = (packed, p.work, p.nchunks) if p.parallel else (packed, 0, p.work)
     seen = tuple(np.empty(0, d if v is None else v) for d, v in zip(dtypes, views))
     # numba's compiled entry for these buffers (``direct``), entered as the path needs
     entry = in_parallel(k, (*seen, *tail)) if p.parallel else direct(k, (*seen, *tail))
-    t0, t1, t2, t3, t4, t5 = tail
+    t0, t1, t2 = tail
     if any(v is not None for v in views):
         def run(*bufs):
             entry(*[b if v is None else b.view(v) for b, v in zip(bufs, views)], *tail)
     elif len(layouts) == 2:  # spelled out: a call with a starred tail builds a tuple first
         def run(o, x):
-            entry(o, x, t0, t1, t2, t3, t4, t5)
+            entry(o, x, t0, t1, t2)
     elif len(layouts) == 3:
         def run(o, x, y):
-            entry(o, x, y, t0, t1, t2, t3, t4, t5)
+            entry(o, x, y, t0, t1, t2)
     else:
         def run(*bufs):
             entry(*bufs, *tail)

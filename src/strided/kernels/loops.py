@@ -9,8 +9,9 @@ few lines (``strided.fuse``).  How an element is read and written is the ``mode`
 ``"compute"`` widens f16/bf16 bits to f32 as it loads (``half.dec``) and rounds each
 result once as it stores (``half.enc``), ``"bits"`` moves elements as they are (``where``).
 
-Layout integers arrive as ``shape`` (merged dims, outermost first), ``st`` (one row of
-strides per operand, the output first) and ``offs``; ``lo, hi`` is a range of flat
+Layout integers arrive packed in one array (``walk.pack``), unpacked into ``shape`` (merged
+dims, outermost first), ``st`` (one row of strides per operand, the output first), ``offs``
+and the path (runs) or tile side (tiles); ``lo, hi`` is a range of flat
 positions in iteration order (runs) or of tiles (tiles), the first and last rows of a
 chunk possibly partial.  numba takes no variable number of arrays, so the operands are
 spelled out per arity here, by the generator, and nowhere else.
@@ -170,6 +171,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         lines = [x for line in walk for x in fill.get(line, [line])]
         switch += [head, *["    " + x for x in lines]] if head else lines
     body = [
+        "shape, st, offs, path = unpack(plan)",
         "nd = shape.shape[0]",
         "inner = shape[nd - 1]",
         "so = st[0, nd - 1]",
@@ -182,7 +184,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         "i = lo",
         *switch,
     ]
-    return f"def runs(out, {', '.join(xs)}, shape, st, offs, lo, hi, path):\n" + _indent(body, 4) + "\n"
+    return f"def runs(out, {', '.join(xs)}, plan, lo, hi):\n" + _indent(body, 4) + "\n"
 
 
 def _tiles(n: int, load_, store_) -> str:
@@ -190,6 +192,7 @@ def _tiles(n: int, load_, store_) -> str:
     offs = ", ".join(f"offs[{i}]" for i in range(n + 1))
     pos = ", ".join(f"q{i}" for i in range(n))
     body = [
+        "shape, st, offs, tile = unpack(plan)",
         "nd = shape.shape[0]",
         "tw = tile + TILE_PAD",
         "so0, so1 = st[0, nd - 2], st[0, nd - 1]",
@@ -212,7 +215,7 @@ def _tiles(n: int, load_, store_) -> str:
         "    if not do:",
         "        tile_store(out, po, so0, so1, to, tw, ni, nj)",
     ]
-    return f"def tiles(out, {', '.join(xs)}, shape, st, offs, w0, w1, tile):\n" + _indent(body, 4) + "\n"
+    return f"def tiles(out, {', '.join(xs)}, plan, w0, w1):\n" + _indent(body, 4) + "\n"
 
 
 _MODES = {
@@ -227,14 +230,14 @@ s_runs = njit(cache=CACHE, error_model="numpy")(runs)
 s_tiles = njit(cache=CACHE, error_model="numpy")(tiles)
 
 
-def p_runs(out, {xs}, shape, st, offs, total, nch, path):
+def p_runs(out, {xs}, plan, total, nch):
     for c in prange(nch):
-        s_runs(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, path)
+        s_runs(out, {xs}, plan, c * total // nch, (c + 1) * total // nch)
 
 
-def p_tiles(out, {xs}, shape, st, offs, total, nch, tile):
+def p_tiles(out, {xs}, plan, total, nch):
     for c in prange(nch):
-        s_tiles(out, {xs}, shape, st, offs, c * total // nch, (c + 1) * total // nch, tile)
+        s_tiles(out, {xs}, plan, c * total // nch, (c + 1) * total // nch)
 
 
 KERNELS = {{
@@ -253,7 +256,7 @@ from numba import njit, prange
 from strided.kernels.common import TILE_PAD
 from strided.kernels.half import dec, enc
 from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
-from strided.kernels.walk import aligned_run, carry, seek
+from strided.kernels.walk import aligned_run, carry, seek, unpack
 """
 
 
