@@ -36,7 +36,7 @@ from ..core.errors import DTypeError, ShapeError, StridedError, StridedIndexErro
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from .copy import bits_view, check_dst_layout, copy_run, nchunks
-from .walk import carry, chunk, launch, seek
+from .walk import carry, chunk, index_scratch, launch, seek
 
 _u = np.uint64  # unsigned buffer indices, as in the copy kernels: no wraparound test per access
 
@@ -51,7 +51,7 @@ __all__ = ["index_select", "gather_offsets", "check_index", "check_select"]
 @njit(cache=True)
 def _offsets(shape, st, offset, out):
     nd = shape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     pos = offset
     for e in range(out.shape[0]):
         out[e] = pos

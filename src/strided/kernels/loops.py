@@ -176,7 +176,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         "inner = shape[nd - 1]",
         "so = st[0, nd - 1]",
         *[f"s{i} = st[{i + 1}, nd - 1]" for i in range(n)],
-        "idx = np.zeros(nd, np.int64)",
+        "idx = index_scratch(nd)",
         "row = lo // inner",
         "j = lo - row * inner",
         f"bo, {', '.join(b)} = seek(row, shape, st, nd - 1, idx, ({offs},))",
@@ -201,7 +201,7 @@ def _tiles(n: int, load_, store_) -> str:
         "do = so1 == 1",
         *[f"t{i} = np.empty(0 if d{i} else tile * tw, x{i}.dtype)" for i in range(n)],
         "to = np.empty(0 if do else tile * tw, out.dtype)",
-        "idx = np.zeros(nd, np.int64)",
+        "idx = index_scratch(nd)",
         "for w in range(w0, w1):",
         f"    ni, nj, (po, {pos}) = tile_coords(w, shape, st, ({offs},), idx, tile)",
         *[line for i in range(n) for line in (f"    if not d{i}:",
@@ -256,7 +256,7 @@ from numba import njit, prange
 from strided.kernels.common import TILE_PAD
 from strided.kernels.half import dec, enc
 from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
-from strided.kernels.walk import aligned_run, carry, seek, unpack
+from strided.kernels.walk import aligned_run, carry, index_scratch, seek, unpack
 """
 
 

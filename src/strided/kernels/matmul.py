@@ -105,7 +105,7 @@ from numba.extending import intrinsic
 
 from ..core import caches, threads
 from ..core.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
-from .walk import carry, chunk as chunk_of, direct, launch, seek
+from .walk import carry, chunk as chunk_of, direct, index_scratch, launch, seek
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
            "ROW", "COL", "PACK_ROW", "PACK_COL", "DEFAULT_CHUNK", "INT_MAX"]
@@ -766,7 +766,7 @@ def _gemm_range(a, b, c, m, n, k,
     double = c.itemsize == 8
 
     nd = bshape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     oa, ob, oc = seek(t0, bshape, bst, nd, idx, (a_off, b_off, c_off))
     for _t in range(t0, t1):
         for i0 in range(i_lo, i_hi, chunk):
@@ -853,7 +853,7 @@ def batch_offsets(bshape, bst, a_off, b_off, c_off):
     oa_all = np.empty(total, np.int64)
     ob_all = np.empty(total, np.int64)
     oc_all = np.empty(total, np.int64)
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     oa, ob, oc = a_off, b_off, c_off
     for t in range(total):
         oa_all[t] = oa

@@ -96,7 +96,7 @@ from .reduce_plan import (
     has_work,
     plan_and_arrays,
 )
-from .walk import carry, direct, in_parallel, launch, seek
+from .walk import carry, direct, in_parallel, index_scratch, launch, seek
 
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload, register_jitable
@@ -432,8 +432,8 @@ def _make_reduce(comb, make_leaf):
     def inner_outputs(src, out, kshape, kst, rshape, rsrc, soff, ooff, nr, p0, p1, identa):
         """INNER: outputs [p0, p1), each reducing all of its R points."""
         ident = identa[0]
-        kidx = np.zeros(kshape.shape[0], np.int64)
-        ridx = np.zeros(rshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
+        ridx = index_scratch(rshape.shape[0])
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
         buf = _scratch(src)
@@ -452,8 +452,8 @@ def _make_reduce(comb, make_leaf):
     def inner_partial(src, part, kshape, kst, rshape, rsrc, soff, nr, nsplit, w0, w1, identa):
         """INNER split: item w reduces part (w % nsplit) of output (w // nsplit)'s R points."""
         ident = identa[0]
-        kidx = np.zeros(kshape.shape[0], np.int64)
-        ridx = np.zeros(rshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
+        ridx = index_scratch(rshape.shape[0])
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
         buf = _scratch(src)
@@ -467,7 +467,7 @@ def _make_reduce(comb, make_leaf):
 
     @_jitable
     def inner_finish(part, out, kshape, kst, ooff, nk, nsplit):
-        kidx = np.zeros(kshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
         ps, po = _point(0, kshape, kst, kshape.shape[0], kidx)
         for pi in range(nk):
             r = part[pi * nsplit]
@@ -486,9 +486,9 @@ def _make_reduce(comb, make_leaf):
         n_in = kshape[nk - 1]
         ss = kst[0, nk - 1]
         so = kst[1, nk - 1]
-        kidx = np.zeros(nk, np.int64)
+        kidx = index_scratch(nk)
         nrd = rshape.shape[0]
-        ridx = np.zeros(nrd, np.int64)
+        ridx = index_scratch(nrd)
         acc = np.empty(width, identa.dtype)
         tmp = np.empty(width, identa.dtype)
         for w in range(w0, w1):
@@ -565,7 +565,7 @@ def _make_reduce(comb, make_leaf):
         nk = kshape.shape[0]
         n_in = kshape[nk - 1]
         so = kst[1, nk - 1]
-        kidx = np.zeros(nk, np.int64)
+        kidx = index_scratch(nk)
         for wc in range(nwc):
             pi = wc // ncol
             c0 = (wc - pi * ncol) * width
@@ -628,7 +628,7 @@ def _make_arg(better):
         return best, bi
 
     def inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, p0, p1):
-        kidx = np.zeros(kshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
         ps, po = _point(p0, kshape, kst, kshape.shape[0], kidx)
         for _ in range(p0, p1):
             best, bi = arg_run(src, soff + ps, rs, 0, n)
@@ -637,7 +637,7 @@ def _make_arg(better):
 
     @_jitable
     def inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, w0, w1):
-        kidx = np.zeros(kshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
         for w in range(w0, w1):
             pi = w // nsplit
             c = w - pi * nsplit
@@ -648,7 +648,7 @@ def _make_arg(better):
 
     @_jitable
     def inner_finish(pbest, pidx, out, kshape, kst, ooff, nk, nsplit):
-        kidx = np.zeros(kshape.shape[0], np.int64)
+        kidx = index_scratch(kshape.shape[0])
         ps, po = _point(0, kshape, kst, kshape.shape[0], kidx)
         for pi in range(nk):
             best = pbest[pi * nsplit]
@@ -665,7 +665,7 @@ def _make_arg(better):
         n_in = kshape[nk - 1]
         ss = kst[0, nk - 1]
         so = kst[1, nk - 1]
-        kidx = np.zeros(nk, np.int64)
+        kidx = index_scratch(nk)
         bestv = _values_like(src, width)
         bidx = np.zeros(width, np.int64)
         for w in range(w0, w1):
@@ -722,7 +722,7 @@ def _fill(out, shape, st, off, value):
     n = 1
     for d in range(shape.shape[0]):
         n *= shape[d]
-    idx = np.zeros(shape.shape[0], np.int64)
+    idx = index_scratch(shape.shape[0])
     p = off
     for _ in range(n):
         out[p] = value[0]

@@ -37,7 +37,7 @@ from ..core import caches
 from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
-from .walk import carry, chunk, launch, nchunks, seek
+from .walk import carry, chunk, index_scratch, launch, nchunks, seek
 
 from numba import njit, prange  # numba comes after strided.threads
 from numba.extending import register_jitable
@@ -113,7 +113,7 @@ def _merge_sort(k, ix, tk, ti, n):
 def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi):
     """Lines [lo, hi): sort each into dst (values, or positions when ``positions``)."""
     nd = shape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     k = np.empty(n, src.dtype)
     tk = np.empty(n, src.dtype)
     ix = np.empty(n, np.int64)
@@ -239,7 +239,7 @@ def _bisect(x1, o1, s1, n1, v, right):
 @_jitable
 def _search_body(out, x1, o1, s1, n1, x2, shape, st, offs, right, lo, hi):
     nd = shape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     po, p2 = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
     for _ in range(lo, hi):
         out[po] = _bisect(x1, o1, s1, n1, x2[p2], right)

@@ -23,9 +23,14 @@ from ..core.threads import get_num_threads, parallel_guard, static_chunks
 
 import numba  # numba comes after strided.threads
 import numpy as np
-from numba.extending import overload, register_jitable
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
+from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["seek", "carry", "pack", "unpack", "aligned_run", "chunk", "nchunks", "launch", "in_parallel", "direct"]
+__all__ = ["seek", "carry", "index_scratch", "pack", "unpack", "aligned_run", "chunk", "nchunks", "launch",
+           "in_parallel", "direct"]
 
 _jitable = register_jitable(error_model="numpy")
 
@@ -96,6 +101,28 @@ def _seek(pos, shape, st, nd, idx, base):
 @overload(carry, jit_options={"error_model": "numpy"})
 def _carry(shape, st, nd, idx, base):
     return _written_out(_CARRY, base.count)
+
+
+@intrinsic
+def index_scratch(typingctx, n):
+    """``n`` int64 zeros for the odometer's coordinates (``idx``) on the calling kernel's
+    stack.  ``np.zeros`` would cost a small op's kernel a third of its run: the allocation,
+    and the reference counting of every view taken in the kernel, which a buffer with no
+    owner lets LLVM drop.  Call it once per kernel call, outside any loop (each call grows
+    the frame), and never in a helper that returns the array: the frame ends with it."""
+    aryty = types.Array(types.int64, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        k = context.cast(builder, args[0], sig.args[0], types.intp)
+        eight = ir.Constant(i64, 8)
+        data = builder.alloca(i64, size=k)
+        cgutils.memset(builder, data, builder.mul(k, eight), 0)
+        ary = make_array(aryty)(context, builder)
+        populate_array(ary, data=data, shape=[k], strides=[eight], itemsize=eight, meminfo=None)
+        return ary._getvalue()
+
+    return aryty(n), codegen
 
 
 def pack(shape, strides, offsets, last: int) -> np.ndarray:
