@@ -153,3 +153,18 @@ def test_a_kept_tuple_of_dims_serves_no_dim_the_checked_path_refuses():
     for bad in ((0.0,), ([0],)):
         with pytest.raises(sd.StridedError):
             t.sum(bad)
+
+
+def test_an_equal_layout_finds_the_kept_decision():
+    """A repeat on new tensors whose layouts are equal but not the same objects adds no
+    decision: it found the first one's (the key holds the layouts' values)."""
+    x = np.arange(24, dtype=np.float32)
+    make = lambda: _on(x.copy(), sd.Layout((4, 3), (1, 4), 0))
+    calls = {"exp": lambda t: t.exp(), "add": lambda t: t + make(), "mul_scalar": lambda t: t * 2.0,
+             "sum": lambda t: t.sum(0), "copy": lambda t: t.contiguous(), "matmul": lambda t: t @ make().t()}
+    for name, f in calls.items():
+        first = f(make()).numpy()
+        kept = {n: k for n, _, _, _, k in caches.inventory()}
+        again = f(make()).numpy()
+        assert {n: k for n, _, _, _, k in caches.inventory()} == kept, name
+        np.testing.assert_array_equal(again, first)

@@ -74,8 +74,8 @@ def tracked(inputs) -> bool:
 
 def fresh(storage, layout: "Layout", dtype, op: "Op | None" = None) -> "Tensor":
     """A result tensor, its slots filled directly: the one place besides ``Tensor.__init__``
-    that makes a Tensor (the kept paths of the op layer, views, fused calls), since
-    ``__init__``'s frame is a fair share of a small op's cost."""
+    that makes a Tensor (views, fused calls; ``ops.kept.Kept.result`` spells it out for the
+    kept calls), since ``__init__``'s frame is a fair share of a small op's cost."""
     out = _new(Tensor)
     out._storage = storage  # one statement each: a tuple unpacked into slots costs more
     out.layout = layout

@@ -142,3 +142,35 @@ def test_ndindex_zero_size_and_rank_zero():
     assert len(it) == 0 and list(it) == [] and list(it.offsets_of(0)) == []
     it = NdIter(Layout((), (), 7))
     assert list(it.offsets_of(0)) == [7] and it.inner_size == 1
+
+
+_small = st.lists(st.integers(0, 3), min_size=0, max_size=3)
+
+
+@given(st.lists(st.tuples(_small, st.lists(st.integers(-4, 4), min_size=3, max_size=3), st.integers(0, 5)),
+                min_size=2, max_size=12))
+def test_layout_serials_are_equal_exactly_for_equal_layouts(parts):
+    """``serial`` names a value: two Layout objects get one number iff they are equal,
+    whichever is numbered first, so a cache keyed by it is keyed by value."""
+    lays = [Layout(tuple(shape), tuple(stride[: len(shape)]), offset) for shape, stride, offset in parts]
+    twins = [Layout(lay.shape, lay.stride, lay.offset) for lay in reversed(lays)][::-1]
+    for lay, twin in zip(lays, twins):
+        assert lay is not twin and lay.serial() == twin.serial()
+    for a, b in itertools.combinations(lays, 2):
+        assert (a.serial() == b.serial()) == (a == b)
+
+
+def test_a_layout_numbered_after_the_table_restarts_shares_no_number(monkeypatch):
+    """Past ``SERIALS_MAX`` values the table starts again; numbers are never reused, so an
+    old layout's number never names a new value, and an equal layout numbered afterwards
+    gets a fresh one (a cache keyed by it misses, never answers for another layout)."""
+    from strided.layout import layout as mod
+
+    monkeypatch.setattr(mod, "SERIALS_MAX", 3)
+    monkeypatch.setattr(mod, "_SERIALS", {})
+    first = [Layout((n,)) for n in range(1, 5)]  # the fourth restarts the table
+    numbers = [lay.serial() for lay in first]
+    assert len(set(numbers)) == 4
+    again = Layout((1,))
+    assert again == first[0] and again.serial() not in numbers
+    assert Layout((1,)).serial() == again.serial() and first[0].serial() == numbers[0]

@@ -220,13 +220,21 @@ def check_size(op: str, numel: int, np_dtype: np.dtype) -> int:
     return nbytes
 
 
+def unpooled(numel: int, np_dtype) -> bool:
+    """Whether ``alloc`` hands out a plain new array for ``numel`` elements of ``np_dtype``
+    (the pool starts at ``_MIN_POOLED`` bytes): a caller that allocates one size again and
+    again (a kept op) may then make that Storage itself, a call fewer."""
+    return numel < _SMALL_NUMEL or numel * np.dtype(np_dtype).itemsize < _MIN_POOLED
+
+
 def alloc(numel: int, np_dtype: np.dtype, op: str = "alloc") -> Storage:
     """An uninitialised buffer of ``numel`` elements, recycled when possible.
 
     A size beyond the machine's memory is refused up front: asking the OS would fail late
     (MemoryError) or succeed lazily and die on first touch."""
     try:
-        # first: every small result comes this way, and asks nothing else
+        # first: every small result comes this way, and asks nothing else (``unpooled``,
+        # spelled out: a call is a fair share of a small op)
         if numel < _SMALL_NUMEL or numel * np.dtype(np_dtype).itemsize < _MIN_POOLED:
             s = _new(Storage)  # a fresh buffer needs none of __init__'s checks
             s.data = _empty(numel, np_dtype)

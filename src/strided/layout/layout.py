@@ -12,6 +12,7 @@ and ``strided_blocks`` from ``iterate``; ``validate``, ``is_non_overlapping``,
 
 from __future__ import annotations
 
+import itertools
 import operator
 from functools import lru_cache
 from math import prod
@@ -112,7 +113,7 @@ class Layout:
     (flips) or zero (broadcasts).  Views return new layouts.
     """
 
-    __slots__ = ("shape", "stride", "offset", "_hash", "_dense", "_derived")
+    __slots__ = ("shape", "stride", "offset", "_hash", "_dense", "_derived", "_serial")
 
     def __init__(self, shape, stride=None, offset: int = 0):
         shape = as_int_tuple("Layout", "shape", shape)
@@ -142,6 +143,25 @@ class Layout:
             h = hash((self.shape, self.stride, self.offset))
             _SET_HASH(self, h)
         return h
+
+    def serial(self) -> int:
+        """A number naming this layout's value, for the keys of the caches every op call
+        reads (an int hashes and compares in C; a Layout's ``__hash__`` and ``__eq__`` are
+        Python calls): equal layouts get equal numbers and unequal ones never share one.
+        Numbers are never reused; past ``SERIALS_MAX`` values the table starts again, and a
+        layout numbered after that gets a new number (a cache keyed by it misses once).
+        Read ``layout._serial or layout.serial()`` on a hot path: the slot is None until
+        the first call."""
+        n = self._serial
+        if n is None:
+            value = (self.shape, self.stride, self.offset)
+            n = _SERIALS.get(value)
+            if n is None:
+                if len(_SERIALS) >= SERIALS_MAX:
+                    _SERIALS.clear()
+                n = _SERIALS[value] = next(_NEXT_SERIAL)
+            _SET_SERIAL(self, n)
+        return n
 
     def __reduce__(self):
         return (Layout, (self.shape, self.stride, self.offset))
@@ -173,6 +193,7 @@ class Layout:
         _SET_HASH(self, None)
         _SET_DENSE(self, None)
         _SET_DERIVED(self, None)
+        _SET_SERIAL(self, None)
         return self
 
     @classmethod
@@ -511,8 +532,13 @@ class Layout:
 
 # Layout's slots are written through their descriptors (``__setattr__`` refuses): a third
 # cheaper than ``object.__setattr__``, on the path of every view.
-_SET_SHAPE, _SET_STRIDE, _SET_OFFSET, _SET_HASH, _SET_DENSE, _SET_DERIVED = (
+_SET_SHAPE, _SET_STRIDE, _SET_OFFSET, _SET_HASH, _SET_DENSE, _SET_DERIVED, _SET_SERIAL = (
     Layout.__dict__[n].__set__ for n in Layout.__slots__)
+
+# Layout.serial's table: value -> number
+SERIALS_MAX = 1 << 16
+_SERIALS: dict = {}
+_NEXT_SERIAL = itertools.count(1)
 
 
 def _fill(self: Layout, shape: tuple, stride: tuple, offset: int) -> None:
@@ -522,6 +548,7 @@ def _fill(self: Layout, shape: tuple, stride: tuple, offset: int) -> None:
     _SET_HASH(self, None)  # computed on first use
     _SET_DENSE(self, None)
     _SET_DERIVED(self, None)
+    _SET_SERIAL(self, None)
 
 
 # Views kept per layout (``Layout.derived``): a loop over ``x[i]`` would otherwise keep one

@@ -40,9 +40,11 @@ from .registry import REGISTRY
 COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 _SCALAR = Layout((), ())
 
-# (op, layouts, dtypes, devices) -> what the call decided; see ``_remember``.
-_BOUND = caches.cache("ops.elementwise", "op name, operand layouts (or scalar types), dtypes, devices", 4096,
-                      threads=True)
+# (op, layouts' serials, dtypes' names, devices) -> what the call decided; see ``_remember``.
+# Serials and names, not the Layout and DType objects: their hashes and equality are
+# Python calls, and this lookup is on the path of every small op.
+_BOUND = caches.cache("ops.elementwise", "op name, operand layout serials (or scalar types), dtype names, devices",
+                      4096, threads=True)
 
 
 def _kernels(op: str, *tensors):
@@ -161,10 +163,13 @@ def unary_fn(op: str):
     def fn(t):
         if isinstance(t, Tensor):
             s = t._storage
-            e = bound.get((op, t.layout, t.dtype, s.device))
+            lay = t.layout
+            e = bound.get((op, lay._serial or lay.serial(), t.dtype.name, s.device))
             if e is not None:
-                out = e.one(op, t)
-                if out is not None:
+                d = s.data
+                if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+                    out = e.result(Op(op, (t,), {}) if t._is_var or t._op is not None else None)
+                    e.run(out._storage.data, d)
                     return out
         return slow(op, t)
 
@@ -216,7 +221,7 @@ def kernel_unary(op: str, t: Tensor) -> Tensor:
     if out.dtype is not want:
         return record(to_dtype(out, want), op, (t,))
     if keep:
-        _remember((op, t.layout, t.dtype, t._storage.device), out, prepared, [t._storage.data])
+        _remember((op, t.layout.serial(), t.dtype.name, t._storage.device), out, prepared, [t._storage.data])
     return record(out, op, (t,))
 
 
@@ -297,22 +302,27 @@ def binary_fn(op: str, operator: bool = False):
 
     def fn(a, b):
         if isinstance(a, Tensor):
-            sa = a._storage
+            sa, la = a._storage, a.layout
             if isinstance(b, Tensor):
-                sb = b._storage
-                e = bound.get((op, a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
+                sb, lb = b._storage, b.layout
+                e = bound.get((op, la._serial or la.serial(), lb._serial or lb.serial(), a.dtype.name, b.dtype.name,
+                               sa.device, sb.device))
                 if e is not None:
-                    out = e.two(op, a, b)
-                    if out is not None:
+                    da, db = sa.data, sb.data
+                    reach, types = e.reach, e.types
+                    if len(da) >= reach[0] and len(db) >= reach[1] and da.dtype is types[0] and db.dtype is types[1]:
+                        out = e.result(Op(op, (a, b), {"operands": (a, b)})
+                                       if a._is_var or b._is_var or a._op is not None or b._op is not None else None)
+                        e.run(out._storage.data, da, db)
                         return out
                 return slow(op, a, b)
             if type(b) is not float and type(b) is not int:
                 return slow(op, a, b)
             t, x, i = a, b, 0  # the tensor, the Python scalar, the tensor's place
-            e = bound.get((op, a.layout, type(b), a.dtype, sa.device))
+            e = bound.get((op, la._serial or la.serial(), type(b), a.dtype.name, sa.device))
         elif isinstance(b, Tensor) and (type(a) is float or type(a) is int):
-            t, x, i = b, a, 1
-            e = bound.get((op, type(a), b.layout, b.dtype, b._storage.device))
+            t, x, i, lb = b, a, 1, b.layout
+            e = bound.get((op, type(a), lb._serial or lb.serial(), b.dtype.name, b._storage.device))
         else:
             return slow(op, a, b)
         if e is not None:
@@ -382,11 +392,12 @@ def kernel_binary(op: str, a, b) -> Tensor:
     key = None  # kept: operands that went to the kernel as they came, under a key a kept call can find
     if out.dtype is want and (not ta or a.dtype.compute is comp) and (not tb or b.dtype.compute is comp):
         if ta and tb:
-            key = (op, a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device)
+            key = (op, a.layout.serial(), b.layout.serial(), a.dtype.name, b.dtype.name, a._storage.device,
+                   b._storage.device)
         elif ta and type(b) in (float, int):
-            key = (op, a.layout, type(b), a.dtype, a._storage.device)
+            key = (op, a.layout.serial(), type(b), a.dtype.name, a._storage.device)
         elif tb and type(a) in (float, int):
-            key = (op, type(a), b.layout, b.dtype, b._storage.device)
+            key = (op, type(a), b.layout.serial(), b.dtype.name, b._storage.device)
     prepared = K.elementwise.binary(spec.kernel, bufs[0], lays[0], bufs[1], lays[1], out._storage.data, out.layout,
                                     key is not None)
     if out.dtype is not want:

@@ -5,14 +5,20 @@ Every family that keeps decisions (elementwise, reduce, copies, join, matmul) ke
 ``Kept``: the backend's prepared kernel call, what each input buffer must be for that call
 (its numpy dtype, the length its layout reaches), and the result's allocation, layout and
 dtype.  A kept call checks its buffers against ``reach`` and ``types``, takes ``result()``
-and runs ``run`` (``one`` and ``two`` do all of it for the calls of one and two tensors, the
-record rule included); the family's cache key holds everything else the decision depends on.
+and runs ``run``, written out in the family's function: at 16^2 each Python call on the way
+is a tenth of the op.  The family's cache key holds everything else the decision depends on.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import ALLOCATORS
-from ..tensor import Op, fresh
+from ..core.storage import Storage, alloc, unpooled
+from ..tensor import Tensor
+
+_new = object.__new__
+_empty = np.empty
 
 
 class Kept:
@@ -25,7 +31,8 @@ class Kept:
     ``dtype``, recording ``op`` (None: untracked inputs).  ``extra``: what the family needs
     beyond that (a mean's divisor, a reduction's kept-dim layout, a join's sizes)."""
 
-    __slots__ = ("run", "reach", "types", "numel", "np_dtype", "layout", "dtype", "device", "extra", "alloc")
+    __slots__ = ("run", "reach", "types", "numel", "np_dtype", "layout", "dtype", "device", "extra", "alloc",
+                 "plain")
 
     def __init__(self, run, reach: tuple, types: tuple, layout, dtype, device: str, np_dtype=None, extra=None):
         self.run, self.reach, self.types = run, tuple(reach), tuple(types)
@@ -33,34 +40,23 @@ class Kept:
         self.np_dtype = dtype.np if np_dtype is None else np_dtype
         self.extra = extra
         self.alloc = ALLOCATORS[device]
-
-    def one(self, name: str, t):
-        """The kept call ``name(t)`` of one tensor (``run(out, buffer)``, recorded with no
-        context): the result, or None when ``t``'s buffer is not what ``run`` was prepared for."""
-        d = t._storage.data
-        if len(d) < self.reach[0] or d.dtype is not self.types[0]:
-            return None
-        out = fresh(self.alloc(self.numel, self.np_dtype), self.layout, self.dtype,
-                    Op(name, (t,), {}) if t._is_var or t._op is not None else None)
-        self.run(out._storage.data, d)
-        return out
-
-    def two(self, name: str, a, b):
-        """The kept call ``a name b`` of two tensors (``run(out, a_buffer, b_buffer)``, recorded
-        with its operands), or None as ``one``."""
-        da, db = a._storage.data, b._storage.data
-        reach, types = self.reach, self.types
-        if len(da) < reach[0] or len(db) < reach[1] or da.dtype is not types[0] or db.dtype is not types[1]:
-            return None
-        out = fresh(self.alloc(self.numel, self.np_dtype), self.layout, self.dtype,
-                    Op(name, (a, b), {"operands": (a, b)})
-                    if a._is_var or b._is_var or a._op is not None or b._op is not None else None)
-        self.run(out._storage.data, da, db)
-        return out
+        # the CPU's plain arrays (every small result) are made in ``result`` itself
+        self.plain = self.alloc is alloc and unpooled(self.numel, self.np_dtype)
 
     def result(self, op=None):
         """The result tensor of a kept call, its buffer new and uninitialised."""
-        return fresh(self.alloc(self.numel, self.np_dtype), self.layout, self.dtype, op)
+        if self.plain:
+            s = _new(Storage)
+            s.data = _empty(self.numel, self.np_dtype)
+        else:
+            s = self.alloc(self.numel, self.np_dtype)
+        out = _new(Tensor)  # ``tensor.fresh``, spelled out: a call fewer
+        out._storage = s
+        out.layout = self.layout
+        out.dtype = self.dtype
+        out._is_var = False
+        out._op = op
+        return out
 
     def __repr__(self):
         return f"Kept({self.layout}, {self.dtype}, reach={self.reach}, on {self.device})"

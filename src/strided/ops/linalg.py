@@ -39,14 +39,15 @@ from ..tensor import Op, Tensor, trace_hook, tracked as _tracked
 # A product's decision, kept under the operands' layouts, dtypes and devices as the
 # elementwise ops keep theirs (see strided.caches): a repeat checks each buffer against the
 # kept reach, allocates and runs the planned gemms.
-_KEPT = caches.cache("linalg.matmul", "operand layouts, dtypes, devices", 1024, threads=True)
+_KEPT = caches.cache("linalg.matmul", "operand layout serials, dtype names, devices", 1024, threads=True)
 
 
 def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     """``a @ b`` with NumPy's shape rules; see the module docstring for the paths."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and _chunk is None:
-        sa, sb = a._storage, b._storage
-        e = _KEPT.get((a.layout, b.layout, a.dtype, b.dtype, sa.device, sb.device))
+        sa, sb, la, lb = a._storage, b._storage, a.layout, b.layout
+        e = _KEPT.get((la._serial or la.serial(), lb._serial or lb.serial(), a.dtype.name, b.dtype.name, sa.device,
+                       sb.device))
         if e is not None:
             da, db = sa.data, sb.data
             reach, types = e.reach, e.types
@@ -98,7 +99,8 @@ def matmul(a, b, *, promote: bool = True, _chunk: int | None = None) -> Tensor:
     got = K.matmul.matmul(abuf, a_lay, bbuf, b_lay, cbuf, chunk=_chunk, keep=keep)
     if keep and got is not None:
         run, reach = got
-        _KEPT.put((a.layout, b.layout, a.dtype, b.dtype, a._storage.device, b._storage.device),
+        _KEPT.put((a.layout.serial(), b.layout.serial(), a.dtype.name, b.dtype.name, a._storage.device,
+                   b._storage.device),
                   Kept(run, reach[:2], (comp.np, comp.np), contiguous_layout(out_shape), want, device))
 
     if want is not comp and not K.HOST_MEMORY:  # narrowed on the device

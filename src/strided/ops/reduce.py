@@ -23,8 +23,8 @@ from .copies import to_dtype
 from .elementwise import binary
 from .kept import Kept
 
-_BOUND = caches.cache("ops.reduce", "op name, source layout, source dtype, dim argument, keepdim, device", 2048,
-                      threads=True)
+_BOUND = caches.cache("ops.reduce", "op name, source layout serial, source dtype name, dim argument, keepdim, device",
+                      2048, threads=True)
 
 def reduce_dims(op: str, t: Tensor, dim) -> tuple[int, ...]:
     if dim is None:
@@ -50,8 +50,8 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         if got is not NotImplemented:
             return got
     if type(dim) is int or dim is None or _keyable(dim):  # ints first: most calls, no call
-        s = t._storage
-        e = _BOUND.get((op, t.layout, t.dtype, dim, keepdim, s.device))
+        s, lay = t._storage, t.layout
+        e = _BOUND.get((op, lay._serial or lay.serial(), t.dtype.name, dim, keepdim, s.device))
         if e is not None:
             d = s.data
             if len(d) >= e.reach[0] and d.dtype is e.types[0]:
@@ -107,7 +107,7 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
     if prepared is not None:
         run, reach = prepared
         final = keep_layout if keepdim or not dims else keep_layout.squeeze(dims)
-        _BOUND.put((op, t.layout, t.dtype, dim, keepdim, t._storage.device),
+        _BOUND.put((op, t.layout.serial(), t.dtype.name, dim, keepdim, t._storage.device),
                    Kept(run, reach, [t._storage.data.dtype], final, want, t._storage.device, acc.np,
                         (count, keep_layout, dims)))
     if want is not acc:
