@@ -426,3 +426,33 @@ def test_cat_and_copy_many_into_refuse_garbage_before_their_caches():
             sd.cat([t, t], dim)
     with pytest.raises(sd.StridedError):
         copy_many_into(np.zeros(4, np.float32), [[4]], [np.zeros(4, np.float32)], [sd.Layout((4,))])
+
+
+@pytest.mark.parametrize("rank", [12, 21])
+def test_walks_over_many_dims_that_never_merge(rank):
+    """Every walking kernel keeps its coordinates on its own stack (``walk.index_scratch``),
+    one per merged dim.  Dims of size 2, one operand in row-major order and the other in
+    the reverse order, never merge: these walks take ``rank`` dims (size-1 dims are
+    dropped, so no walk has more than log2 of its size).  Elementwise, reduced, copied
+    and sorted, as NumPy."""
+    from strided.kernels import elementwise as ew
+
+    rng = np.random.default_rng(rank)
+    shape, axes = (2,) * rank, tuple(reversed(range(rank)))
+    x = rng.uniform(-1, 1, size=2 ** rank).astype(np.float32)
+    y = rng.uniform(-1, 1, size=2 ** rank).astype(np.float32)
+    want = x.reshape(shape).transpose(axes)  # reversed order
+    t = sd.asarray(x).reshape(shape).permute(axes)
+    c = sd.asarray(y).reshape(shape)  # row-major
+    out = t + c
+    assert len(ew.plan(out.layout, t.layout, c.layout).shape) == rank
+    np.testing.assert_array_equal(out.numpy(), want + y.reshape(shape))
+    e = t.exp().numpy()
+    true = np.exp(want.astype(np.float64))  # exp: within an ulp of the correctly rounded result
+    assert np.all(np.abs(e - true) <= np.spacing(true.astype(np.float32)))
+    np.testing.assert_array_equal((c * t.exp()).numpy(), y.reshape(shape) * e)
+    np.testing.assert_allclose(t.sum(3).numpy(), want.sum(3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t.sum((0, rank - 1)).numpy(), want.sum((0, rank - 1)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(t.max(1).numpy(), want.max(1))
+    np.testing.assert_array_equal(t.contiguous().numpy(), want)
+    np.testing.assert_array_equal(sd.sort(t, axis=2).numpy(), np.sort(want, axis=2))
