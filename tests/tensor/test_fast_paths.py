@@ -433,8 +433,8 @@ def test_walks_over_many_dims_that_never_merge(rank):
     """Every walking kernel keeps its coordinates on its own stack (``walk.index_scratch``),
     one per merged dim.  Dims of size 2, one operand in row-major order and the other in
     the reverse order, never merge: these walks take ``rank`` dims (size-1 dims are
-    dropped, so no walk has more than log2 of its size).  Elementwise, reduced, copied
-    and sorted, as NumPy."""
+    dropped, so no walk has more than log2 of its size).  Elementwise, reduced, copied,
+    sorted, scanned and searched for true elements, as NumPy."""
     from strided.kernels import elementwise as ew
 
     rng = np.random.default_rng(rank)
@@ -456,3 +456,7 @@ def test_walks_over_many_dims_that_never_merge(rank):
     np.testing.assert_array_equal(t.max(1).numpy(), want.max(1))
     np.testing.assert_array_equal(t.contiguous().numpy(), want)
     np.testing.assert_array_equal(sd.sort(t, axis=2).numpy(), np.sort(want, axis=2))
+    np.testing.assert_allclose(sd.cumulative_sum(t, axis=1).numpy(), np.cumsum(want, axis=1), rtol=1e-6)
+    got = sd.nonzero(t > 0.5)
+    for g, w in zip(got, np.nonzero(want > 0.5), strict=True):
+        np.testing.assert_array_equal(g.numpy(), w)

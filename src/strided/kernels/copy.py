@@ -53,7 +53,7 @@ from ..layout.layout import Layout
 from ..core.storage import alloc
 from . import walk
 from .copy_plan import CopyPlan, cached_plan, dense_in_order_of, dense_src_rows, plan_copy, tile_plan
-from .walk import carry, chunk, direct, in_parallel, seek
+from .walk import carry, chunk, direct, in_parallel, index_scratch, seek
 from .half import (
     HALF_VIEW,
     bf16_bits_to_f16_bits,
@@ -274,7 +274,7 @@ def _rows_p(dst, doff, drow, src, soff, srow, rows, cols, nchunks):
 @njit(cache=True)
 def _blocks_body(dst, doff, src, soff, oshape, ost, blen, lo, hi):
     nd = oshape.shape[0]
-    idx = np.empty(nd, np.int64)
+    idx = index_scratch(nd)
     (s,) = seek(lo, oshape, ost, nd, idx, (soff,))
     d = doff + lo * blen
     for b in range(lo, hi):
@@ -304,7 +304,7 @@ def _nd_body(dst, doff, src, soff, st, shape, lo, hi):
     inner = shape[last]
     di = st[0, last]
     si = st[1, last]
-    idx = np.empty(last, np.int64)
+    idx = index_scratch(last)
     row = lo // inner
     j = lo - row * inner
     bd, bs = seek(row, shape, st, last, idx, (doff, soff))
@@ -358,7 +358,7 @@ def _tile_body(dst, doff, dp, dq, src, soff, sp, sq, ost, oshape, P, Q, b, buf, 
     w = b * BLOCK_TILES
     pblocks = (P + w - 1) // w
     qblocks = (Q + w - 1) // w
-    idx = np.empty(nd, np.int64)
+    idx = index_scratch(nd)
     for u in range(lo, hi):
         o = u // (pblocks * qblocks)
         r = u - o * (pblocks * qblocks)

@@ -26,7 +26,7 @@ from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_l
 from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import Layout
 from .sort import check_lines, plan_lines
-from .walk import carry, chunk, launch, nchunks, seek
+from .walk import carry, chunk, index_scratch, launch, nchunks, seek
 
 from numba import njit, prange  # numba comes after strided.threads
 from numba.extending import register_jitable
@@ -44,7 +44,7 @@ _BOOL = (np.dtype(np.bool_),)
 @_jitable
 def _scan_lines(dst, src, shape, st, offs, n, dax, sax, prod, lo, hi):
     nd = shape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     pd, ps = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
     for _ in range(lo, hi):
         acc = dst.dtype.type(1) if prod else dst.dtype.type(0)
@@ -95,7 +95,7 @@ def _true(src, shape, st, offset, numel, out, write):
     """Count the true elements; with ``write``, put their coordinates in ``out`` as rows
     (-1 when out has fewer rows than there are true elements)."""
     nd = shape.shape[0]
-    idx = np.zeros(nd, np.int64)
+    idx = index_scratch(nd)
     p = offset
     r = 0
     for _ in range(numel):
