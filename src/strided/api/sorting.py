@@ -17,7 +17,6 @@ from ..core.errors import ShapeError, StridedError
 from ..creation import expect_tensor, full, int_arg
 from ..tensor import Tensor
 from .indexing import take
-from .statistics import prod, sum
 
 
 
@@ -55,10 +54,7 @@ def _cumulative(op: str, x, axis, dtype, include_initial) -> Tensor:
         axis = 0
     axis = int_arg(name, "axis", axis)
     initial = _flag(name, "include_initial", include_initial)
-    if dtype is not None:
-        want = dt.as_dtype(dtype)
-    else:  # what sum and prod accumulate in, by asking them (on no elements)
-        want = (sum if op == "sum" else prod)(x.reshape(-1).narrow(0, 0, 0)).dtype
+    want = dt.as_dtype(dtype) if dtype is not None else dt.accumulated(x.dtype)
     return _ops.cumulate(op, x, axis, want, initial)
 
 

@@ -48,14 +48,7 @@ def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
 def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("prod", x)
     dims = axes_arg("prod", x, axis)
-    if dtype is not None:
-        want = dt.as_dtype(dtype)
-    elif x.dtype.kind in "ib":
-        want = dt.i64
-    elif x.dtype.kind == "u":
-        want = dt.u64  # the default unsigned integer, as the standard and NumPy say
-    else:
-        want = x.dtype
+    want = dt.as_dtype(dtype) if dtype is not None else dt.accumulated(x.dtype)
     src = to_dtype(x, want.compute)
     out = reduce("prod", src, dims, keepdims)
     return to_dtype(out, want)

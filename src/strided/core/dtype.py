@@ -117,6 +117,13 @@ STANDARD_NAMES = {"bool": bool_, "float16": f16, "bfloat16": bf16, "float32": f3
 WIDENED = {i16: i32, u16: u32}
 
 
+def accumulated(d: DType) -> DType:
+    """What a sum or a product of ``d`` elements gives when no dtype is asked for (the
+    standard's and NumPy's rule): floats and complex their own dtype, unsigned integers
+    u64, signed integers and bools i64."""
+    return d if d.kind in "fc" else (u64 if d.kind == "u" else i64)
+
+
 def kernel_dtype(d: DType) -> DType:
     """The dtype a kernel computes ``d`` in: f32 for the half types, i32/u32 for i16/u16."""
     return WIDENED.get(d) or d.compute

@@ -75,9 +75,7 @@ def reduce_result(op: str, t, dims) -> "dt.DType":
     if op == "mean":
         return t.dtype if t.dtype.kind in "fc" else dt.f64
     if op == "sum":
-        # the standard's (and NumPy's) default-dtype sums: signed ints and bool in i64,
-        # unsigned ints in u64
-        return t.dtype if t.dtype.kind in "fc" else (dt.u64 if t.dtype.kind == "u" else dt.i64)
+        return dt.accumulated(t.dtype)
     if t.dtype.is_complex and op in ("max", "min"):
         raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
     return t.dtype
