@@ -157,14 +157,16 @@ def test_a_kept_tuple_of_dims_serves_no_dim_the_checked_path_refuses():
 
 def test_an_equal_layout_finds_the_kept_decision():
     """A repeat on new tensors whose layouts are equal but not the same objects adds no
-    decision: it found the first one's (the key holds the layouts' values)."""
-    x = np.arange(24, dtype=np.float32)
+    decision: it found the first one's (the key holds the layouts' values), and both calls
+    give NumPy's answer."""
+    x = np.arange(24, dtype=np.float32) / 8
+    v = x[:12].reshape(3, 4).T  # what Layout((4, 3), (1, 4), 0) reads
     make = lambda: _on(x.copy(), sd.Layout((4, 3), (1, 4), 0))
-    calls = {"exp": lambda t: t.exp(), "add": lambda t: t + make(), "mul_scalar": lambda t: t * 2.0,
-             "sum": lambda t: t.sum(0), "copy": lambda t: t.contiguous(), "matmul": lambda t: t @ make().t()}
-    for name, f in calls.items():
-        first = f(make()).numpy()
+    calls = {"exp": (lambda t: t.exp(), np.exp(v)), "add": (lambda t: t + make(), v + v),
+             "mul_scalar": (lambda t: t * 2.0, v * 2), "sum": (lambda t: t.sum(0), v.sum(0)),
+             "copy": (lambda t: t.contiguous(), v), "matmul": (lambda t: t @ make().t(), v @ v.T)}
+    for name, (f, want) in calls.items():
+        np.testing.assert_allclose(f(make()).numpy(), want, rtol=1e-6, err_msg=name)
         kept = {n: k for n, _, _, _, k in caches.inventory()}
-        again = f(make()).numpy()
+        np.testing.assert_allclose(f(make()).numpy(), want, rtol=1e-6, err_msg=name)
         assert {n: k for n, _, _, _, k in caches.inventory()} == kept, name
-        np.testing.assert_array_equal(again, first)

@@ -221,11 +221,11 @@ class Plan:
 
 def _plan(layouts, itemsize: int = 4) -> Plan:
     """The one place that chooses a path; ``layouts[0]`` is the output."""
-    return _plan_and_arrays(tuple(layouts), itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)[0]
+    return _plan_and_pack(tuple(layouts), itemsize, get_num_threads(), PARALLEL_MIN, TILE_MIN, TILE_BYTES)[0]
 
 
 @caches.lru("elementwise.plans", "layouts, itemsize, thread count, thresholds", 1024)
-def _plan_and_arrays(layouts: tuple, itemsize: int, nthreads: int, parallel_min: int, tile_min: int, tile_bytes: int):
+def _plan_and_pack(layouts: tuple, itemsize: int, nthreads: int, parallel_min: int, tile_min: int, tile_bytes: int):
     """The plan and the integers the kernels take (``walk.pack``), cached per layouts (and settings)."""
     p = _choose(list(layouts), itemsize, nthreads, parallel_min, tile_min, tile_bytes)
     return p, pack(p.shape, p.strides, p.offsets, p.tile if p.path == TILED else p.path)
@@ -320,7 +320,7 @@ def bind_kernels(ks: dict, layouts: tuple, dtypes: tuple, parallel_min: int, vie
     if views is None:
         views = tuple(HALF_VIEW.get(np.dtype(d)) for d in dtypes)
     itemsize = max((np.dtype(d) if v is None else v).itemsize for d, v in zip(dtypes, views))
-    p, packed = _plan_and_arrays(tuple(layouts), itemsize, get_num_threads(), parallel_min, TILE_MIN, TILE_BYTES)
+    p, packed = _plan_and_pack(tuple(layouts), itemsize, get_num_threads(), parallel_min, TILE_MIN, TILE_BYTES)
     k = ks[(p.path == TILED, p.parallel)]
     tail = (packed, p.work, p.nchunks) if p.parallel else (packed, 0, p.work)
     seen = tuple(np.empty(0, d if v is None else v) for d, v in zip(dtypes, views))
