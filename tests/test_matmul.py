@@ -692,6 +692,27 @@ def test_lone_products_split_into_slabs_on_strided_threads():
         sd.set_num_threads(old)
 
 
+@pytest.mark.parametrize("shapes", [((16, 16), (16, 16)), ((300, 200), (200, 260)), ((12, 64, 48), (48, 40))])
+def test_a_kept_product_runs_as_its_first_call(shapes):
+    # The second product of equal layouts is the kept one (the kernel's compiled entry, a
+    # split product's on strided's pool with the BLAS pool pinned around it): the first
+    # call's bits, and the BLAS pool back at strided's thread count afterwards.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(len(shapes[0]))
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    old = sd.get_num_threads()
+    try:
+        sd.set_num_threads(2)
+        x, y = sd.from_numpy(a), sd.from_numpy(b)
+        runs = [(x @ y).numpy() for _ in range(3)]
+        blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    finally:
+        sd.set_num_threads(old)
+    assert runs[1].tobytes() == runs[0].tobytes() == runs[2].tobytes()
+    np.testing.assert_allclose(runs[1], a @ b, rtol=1e-4, atol=1e-3)
+    assert all(i["num_threads"] == 2 for i in blas)
+
+
 _SCIPY_BLAS = r"""
 import numpy as np, threadpoolctl
 select = threadpoolctl.ThreadpoolController.select

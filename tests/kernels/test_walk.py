@@ -125,6 +125,37 @@ def test_direct_finds_the_compiled_entry_or_keeps_the_dispatcher():
     assert walk.direct(len, (x,)) is len  # not a numba dispatcher at all
 
 
+@njit
+def _through_stack(x, n):
+    """Each dtype's scratch holds what is written to it, beside the others and beside a
+    zeroed index scratch, in a frame entered once per row."""
+    out = np.empty((n, 4))
+    for r in range(n):
+        out[r] = _stack_row(x, r)
+    return out
+
+
+@njit
+def _stack_row(x, r):
+    idx = walk.index_scratch(3)
+    f = walk.stack_scratch(3, x.dtype)
+    i = walk.stack_scratch(2, np.int32)
+    u = walk.stack_scratch(2, np.uint8)
+    for k in range(3):
+        f[k] = x[r] * (k + 1)
+    i[0], i[1] = -r, 2**31 - 1
+    u[0], u[1] = r, 255
+    return np.array([f[0] + f[1] + f[2], i[0] + (i[1] - 2147483647), u[0] + u[1], idx.sum()], np.float64)
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
+def test_stack_scratch_holds_each_dtype(np_dtype):
+    x = np.array([0.5, -2.0, 3.25, 7.0, 1e3], np_dtype)
+    got = _through_stack(x, len(x))
+    want = np.stack([6 * x.astype(np.float64), -np.arange(5.0), np.arange(5.0) + 255, np.zeros(5)], axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
 @njit(parallel=True)
 def _fill(out, v):
     for i in prange(out.shape[0]):

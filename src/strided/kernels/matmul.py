@@ -105,7 +105,7 @@ from numba.extending import intrinsic
 
 from ..core import caches, threads
 from ..core.errors import DTypeError, LayoutBoundsError, ShapeError, StridedError, TooHardError
-from .walk import carry, chunk as chunk_of, direct, index_scratch, launch, seek
+from .walk import carry, chunk as chunk_of, direct, index_scratch, launch, seek, stack_scratch
 
 __all__ = ["matmul", "plan", "MatmulPlan", "stats", "EMPTY", "ZERO", "BLAS", "INT",
            "ROW", "COL", "PACK_ROW", "PACK_COL", "DEFAULT_CHUNK", "INT_MAX"]
@@ -617,23 +617,34 @@ def _prepared(p: MatmulPlan, walk, dtype):
     """The BLAS product ``matmul`` has just checked and run, as ``(run, (a_reach, b_reach,
     c_size))``: ``run(a, b, c)`` computes it again into a fresh dense ``c`` of ``c_size``
     elements, once the caller has checked that ``a`` and ``b`` are 1-D contiguous buffers of
-    ``dtype`` at least ``a_reach`` and ``b_reach`` long (made after the run: the kernel is
-    compiled, so a calling-thread run calls its entry)."""
-    if p.blas_threads or p.split > 1:
+    ``dtype`` at least ``a_reach`` and ``b_reach`` long.  It calls the kernel's compiled
+    entry (the kernel has run, so it is compiled), a split product's once numba's layer is
+    known to be OpenMP's (``walk.in_parallel``); before that it launches as ``matmul`` does."""
+    reach = (p.a_reach[1], p.b_reach[1], p.c_size)
+    if p.split > 1 and not threads.static_chunks():
         def run(a, b, c):
             _run_blas(p, walk, a, b, c)
-    else:  # _run_blas's calling-thread case inlined: a small product is mostly its call
-        ka, kb = _stat_key(p.a_mode), _stat_key(p.b_mode)
-        bshape, bst, ints = walk
-        buf = np.empty(0, dtype)
-        gemm = direct(gemm_batched, (buf, buf, buf, ints, bshape, bst, _BLAS_INT))
 
+        return run, reach
+    ka, kb = _stat_key(p.a_mode), _stat_key(p.b_mode)
+    bshape, bst, ints = walk
+    buf = np.empty(0, dtype)
+    extra = (p.split, p.slabs, p.slab_rows) if p.split > 1 else ()
+    gemm = direct(gemm_batched_parallel if extra else gemm_batched, (buf, buf, buf, ints, bshape, bst, _BLAS_INT,
+                                                                     *extra))
+    if p.blas_threads:
         def run(a, b, c):
             stats[ka] += 1
             stats[kb] += 1
-            gemm(a, b, c, ints, bshape, bst, _BLAS_INT)
+            with _ONE_BLAS_THREAD:
+                gemm(a, b, c, ints, bshape, bst, _BLAS_INT, *extra)
+    else:
+        def run(a, b, c):
+            stats[ka] += 1
+            stats[kb] += 1
+            gemm(a, b, c, ints, bshape, bst, _BLAS_INT, *extra)
 
-    return run, (p.a_reach[1], p.b_reach[1], p.c_size)
+    return run, reach
 
 
 # The plan's integers in the order ``gemm_batched`` reads them from its ``ints`` array.
@@ -750,17 +761,17 @@ def _gemm_range(a, b, c, m, n, k,
     included), so no uniform batch stride is assumed.  ``blas_int``'s dtype is
     the BLAS integer (int32 or int64).
     """
-    ints = np.empty_like(blas_int)  # M, N, K, lda, ldb, ldc for one call
-    ch = np.empty(2, np.uint8)
-    sc = np.empty(3, c.dtype)  # alpha, beta for the first k chunk, beta afterwards
+    ints = stack_scratch(6, blas_int.dtype)  # M, N, K, lda, ldb, ldc for one call
+    ch = stack_scratch(2, np.uint8)
+    sc = stack_scratch(3, c.dtype)  # alpha, beta for the first k chunk, beta afterwards
     sc[0] = 1
     sc[1] = 0
     sc[2] = 1
     mc_max = min(m, chunk)
     nc_max = min(n, chunk)
     kc_max = min(k, chunk)
-    pa = np.empty(mc_max * kc_max if a_mode >= PACK_ROW else 1, c.dtype)
-    pb = np.empty(kc_max * nc_max if b_mode >= PACK_ROW else 1, c.dtype)
+    pa = np.empty(mc_max * kc_max, c.dtype) if a_mode >= PACK_ROW else sc  # sc: never read, no allocation
+    pb = np.empty(kc_max * nc_max, c.dtype) if b_mode >= PACK_ROW else sc
     last_a = (-1, 0, 0)  # (base, rows, cols) of the tile now in pa; base -1 means none
     last_b = last_a  # the same for pb
     double = c.itemsize == 8

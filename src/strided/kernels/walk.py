@@ -29,8 +29,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["seek", "carry", "index_scratch", "pack", "unpack", "aligned_run", "chunk", "nchunks", "launch",
-           "in_parallel", "direct"]
+__all__ = ["seek", "carry", "index_scratch", "stack_scratch", "pack", "unpack", "aligned_run", "chunk", "nchunks",
+           "launch", "in_parallel", "direct"]
 
 _jitable = register_jitable(error_model="numpy")
 
@@ -103,6 +103,19 @@ def _carry(shape, st, nd, idx, base):
     return _written_out(_CARRY, base.count)
 
 
+def _on_stack(context, builder, aryty, n, zero: bool):
+    """A 1-D array of ``n`` elements in the current frame: no allocation, and no owner, so
+    LLVM drops the reference counting of every view of it."""
+    lltype = context.get_data_type(aryty.dtype)
+    size = ir.Constant(ir.IntType(64), context.get_abi_sizeof(lltype))
+    data = builder.alloca(lltype, size=n)
+    if zero:
+        cgutils.memset(builder, data, builder.mul(n, size), 0)
+    ary = make_array(aryty)(context, builder)
+    populate_array(ary, data=data, shape=[n], strides=[size], itemsize=size, meminfo=None)
+    return ary._getvalue()
+
+
 @intrinsic
 def index_scratch(typingctx, n):
     """``n`` int64 zeros for the odometer's coordinates (``idx``) on the calling kernel's
@@ -113,16 +126,25 @@ def index_scratch(typingctx, n):
     aryty = types.Array(types.int64, 1, "C")
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        k = context.cast(builder, args[0], sig.args[0], types.intp)
-        eight = ir.Constant(i64, 8)
-        data = builder.alloca(i64, size=k)
-        cgutils.memset(builder, data, builder.mul(k, eight), 0)
-        ary = make_array(aryty)(context, builder)
-        populate_array(ary, data=data, shape=[k], strides=[eight], itemsize=eight, meminfo=None)
-        return ary._getvalue()
+        return _on_stack(context, builder, aryty, context.cast(builder, args[0], sig.args[0], types.intp), True)
 
     return aryty(n), codegen
+
+
+@intrinsic
+def stack_scratch(typingctx, n, dtype):
+    """``n`` uninitialised elements of ``dtype`` (a numba dtype or a NumPy scalar type) on
+    the calling kernel's stack, for a few values a kernel hands to C by address; the
+    rules of ``index_scratch`` apply."""
+    el = dtype.dtype if isinstance(dtype, types.DType) else getattr(dtype, "instance_type", None)
+    if not isinstance(el, (types.Integer, types.Float)):
+        return None
+    aryty = types.Array(el, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        return _on_stack(context, builder, aryty, context.cast(builder, args[0], sig.args[0], types.intp), False)
+
+    return aryty(n, dtype), codegen
 
 
 def pack(shape, strides, offsets, last: int) -> np.ndarray:

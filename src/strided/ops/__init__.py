@@ -90,6 +90,7 @@ def _matmul(a, b, promote: bool = True):
         from . import linalg
 
         _LINALG.append(linalg.matmul)
+        Tensor.__matmul__ = linalg.matmul  # promotes by default, as @ does: no step through here
     return _LINALG[0](a, b, promote=promote)
 
 
