@@ -18,7 +18,7 @@ def test_inventory_lists_every_op_cache_with_a_bound():
     import strided.ops.linalg  # noqa: F401  (its cache is listed once it is loaded)
 
     names = {name: (key, bound, threads) for name, key, bound, threads, _ in caches.inventory()}
-    for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat", "linalg.matmul"):
+    for name in ("ops.elementwise", "ops.reduce", "ops.copies", "ops.cat", "linalg.matmul", "ops.sort", "ops.scan"):
         key, bound, threads = names[name]
         assert key and bound > 0 and threads
 
@@ -56,7 +56,7 @@ def test_equal_layouts_share_a_decision_whatever_the_objects():
 
 
 @pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "sum_dims", "mean", "contiguous",
-                                "to_f64", "matmul"])
+                                "to_f64", "matmul", "cumsum", "cumprod", "sort", "argsort"])
 def test_a_kept_decision_still_measures_every_buffer(op):
     """The same layout over a buffer one element too short: the first call (full path) and
     every repeat (kept path) raise LayoutBoundsError; a long enough buffer still works."""
@@ -72,6 +72,10 @@ def test_a_kept_decision_still_measures_every_buffer(op):
         "contiguous": lambda t: t.contiguous(),
         "to_f64": lambda t: t.to_dtype(sd.f64),
         "matmul": lambda t: t @ t.t(),
+        "cumsum": lambda t: sd.cumulative_sum(t, axis=0),
+        "cumprod": lambda t: sd.cumulative_prod(t, axis=-1),
+        "sort": lambda t: sd.sort(t, axis=0, descending=True),
+        "argsort": lambda t: sd.argsort(t, axis=1),
     }[op]
     good = _on(np.arange(12, dtype=np.float32), lay)
     want = run(_on(np.arange(12, dtype=np.float32), lay)).numpy()
@@ -127,6 +131,10 @@ def test_repeated_ops_on_fresh_buffers_match_numpy(shape, data):
         if dim is not None and va.shape[dim]:
             np.testing.assert_allclose(a.sum(dim).numpy(), va.sum(dim, dtype=np.float64), rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(a.max(dim, keepdim=True).numpy(), va.max(dim, keepdims=True))
+        if dim is not None:  # the line families: NumPy's order left to right, its stable sort
+            np.testing.assert_array_equal(sd.cumulative_sum(a, axis=dim).numpy(), np.cumsum(va, dim))
+            np.testing.assert_array_equal(sd.sort(a, axis=dim).numpy(), np.sort(va, dim, kind="stable"))
+            np.testing.assert_array_equal(sd.argsort(a, axis=dim).numpy(), np.argsort(va, dim, kind="stable"))
 
 
 def test_a_reduction_over_a_tuple_of_dims_is_kept_and_reads_new_values():
@@ -170,3 +178,22 @@ def test_an_equal_layout_finds_the_kept_decision():
         kept = {n: k for n, _, _, _, k in caches.inventory()}
         np.testing.assert_allclose(f(make()).numpy(), want, rtol=1e-6, err_msg=name)
         assert {n: k for n, _, _, _, k in caches.inventory()} == kept, name
+
+
+def test_kept_line_ops_on_strided_threads_read_each_new_buffer():
+    """Past the line families' parallel threshold the kept call enters the prange driver; a
+    flipped, strided layout over fresh buffers each time: NumPy's answers."""
+    old = sd.get_num_threads()
+    lay = sd.Layout((300, 200), (-400, 2), 299 * 400)  # every other column, rows flipped
+    rng = np.random.default_rng(5)
+    try:
+        sd.set_num_threads(2)
+        for _ in range(3):
+            x = rng.uniform(-1, 1, 300 * 400).astype(np.float32)
+            t, v = _on(x, lay), np_view(x, lay)
+            np.testing.assert_array_equal(sd.cumulative_sum(t, axis=0).numpy(), np.cumsum(v, 0))
+            np.testing.assert_array_equal(sd.cumulative_prod(t, axis=1).numpy(), np.cumprod(v, 1))
+            np.testing.assert_array_equal(sd.argsort(t, axis=1).numpy(), np.argsort(v, 1, kind="stable"))
+            np.testing.assert_array_equal(sd.sort(t, axis=0, descending=True).numpy(), np.sort(v, 0)[::-1])
+    finally:
+        sd.set_num_threads(old)

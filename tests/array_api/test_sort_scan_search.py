@@ -149,6 +149,24 @@ def test_cumulative_prod_gradient_without_zeros_and_refused_with_them():
         z.sum_all().backward()
 
 
+def test_repeated_scans_and_sorts_of_a_var_record_their_op_every_time():
+    # The first call decides and keeps, the next ones take the kept path: each still records
+    # the op, so every backward gets the gradient.
+    a = np.array([[1.5, -2.0, 0.5, 4.0], [3.0, 0.25, -1.0, 2.0]])
+    w = np.array([[1.0, 2.0, -1.0, 0.5], [0.5, -3.0, 2.0, 1.0]])
+    want_sum = np.cumsum(w[:, ::-1], axis=1)[:, ::-1]  # d/dx[r, i] = sum of w[r, k] for k >= i
+    order = np.argsort(a, axis=1, kind="stable")
+    want_sort = np.zeros_like(w)
+    np.put_along_axis(want_sort, order, w, axis=1)  # sorted place k came from x[r, order[r, k]]
+    for _ in range(3):
+        x = sd.Var(sd.asarray(a))
+        np.testing.assert_array_equal((sd.cumulative_sum(x, axis=1) * sd.asarray(w)).sum_all().backward()[x].numpy(),
+                                      want_sum)
+        x = sd.Var(sd.asarray(a))
+        np.testing.assert_array_equal((sd.sort(x, axis=-1) * sd.asarray(w)).sum_all().backward()[x].numpy(),
+                                      want_sort)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_nonzero_and_boolean_masks_are_numpys(data):

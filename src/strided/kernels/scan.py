@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout
+from .common import NATIVE, check_buffer, check_in_buffer, check_layout, reach
 from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import Layout
-from .sort import check_lines, plan_lines
-from .walk import carry, chunk, index_scratch, launch, nchunks, seek
+from .sort import check_lines, launch_lines, plan_lines
+from .walk import carry, chunk, index_scratch, seek
 
 from numba import njit, prange  # numba comes after strided.threads
 from numba.extending import register_jitable
@@ -67,8 +67,10 @@ def _scan_p(dst, src, shape, st, offs, n, dax, sax, prod, units, count):
         _scan_lines(dst, src, shape, st, offs, n, dax, sax, prod, lo, hi)
 
 
-def cumulate(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: int) -> None:
-    """``dst`` = the running ``op`` (sum or prod) of ``src`` along ``axis``; one dtype, one shape."""
+def cumulate(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: int, keep: bool = False):
+    """``dst`` = the running ``op`` (sum or prod) of ``src`` along ``axis``; one dtype, one shape.
+    With ``keep``, returns the call prepared to run again (``sort.launch_lines``'s ``run(dst,
+    src)``) and the length src's layout reaches, or None for an empty src."""
     if op not in SCAN_OPS:
         raise StridedError(f"cumulate: unknown op {op!r} (expected one of {', '.join(SCAN_OPS)})")
     name = "cumulative_" + op
@@ -76,14 +78,11 @@ def cumulate(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: in
     if dst.dtype != src.dtype:
         raise DTypeError(f"{name}: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
     if src_layout.numel == 0:
-        return
+        return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
     args = (dst, src, shape, st, offs, src_layout.shape[d], dax, sax, op == "prod", lines)
-    count = nchunks(lines, src_layout.numel, PARALLEL_MIN)
-    if count < 2:
-        launch(_scan_s, args, False)
-    else:
-        launch(_scan_p, (*args, count), True)
+    run = launch_lines(_scan_s, _scan_p, args, src_layout.numel, keep)
+    return (run, reach(src_layout)[1]) if keep else None
 
 
 # ---------------------------------------------------------------------------

@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout, writes_twice
+from .common import NATIVE, PARALLEL_MIN, check_buffer, check_in_buffer, check_layout, reach, writes_twice
 from ..core import caches
 from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
-from .walk import carry, chunk, index_scratch, launch, nchunks, seek
+from .walk import carry, chunk, direct, in_parallel, index_scratch, launch, nchunks, seek
 
 from numba import njit, prange  # numba comes after strided.threads
 from numba.extending import register_jitable
 
-__all__ = ["ORDERED", "plan_lines", "sort", "argsort", "searchsorted"]
+__all__ = ["ORDERED", "plan_lines", "check_lines", "launch_lines", "sort", "argsort", "searchsorted"]
 
 _jitable = register_jitable(error_model="numpy")
 _JIT = dict(cache=True, error_model="numpy")
@@ -189,33 +189,61 @@ def check_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis:
     return d
 
 
+def launch_lines(serial, parallel, args: tuple, numel: int, keep: bool = False):
+    """Run a line kernel on ``args`` (dst, src, the plan, the line count last): on the calling
+    thread, or from ``PARALLEL_MIN`` elements in chunks under ``prange``.  With ``keep``,
+    return ``run(dst, src)``: the same call again on fresh buffers of these dtypes, through
+    the kernel's compiled entry (``walk.direct``, ``walk.in_parallel``), for a caller that
+    checks their lengths."""
+    count = nchunks(args[-1], numel, PARALLEL_MIN)
+    kernel = serial if count < 2 else parallel
+    if count >= 2:
+        args = (*args, count)
+    launch(kernel, args, count >= 2)
+    if not keep:
+        return None
+    dst, src, *rest = args
+    example = (np.empty(0, dst.dtype), np.empty(0, src.dtype), *rest)
+    k = direct(kernel, example) if count < 2 else in_parallel(kernel, example)
+
+    def run(dst, src):
+        k(dst, src, *rest)
+
+    return run
+
+
 def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int, positions: bool,
-               descending: bool) -> None:
+               descending: bool, keep: bool):
     n = src_layout.shape[d]
     if src_layout.numel == 0:
-        return
+        return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
     args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), lines)
-    count = nchunks(lines, src_layout.numel, PARALLEL_MIN)
-    if count < 2:
-        launch(_sort_s, args, False)
-    else:
-        launch(_sort_p, (*args, count), True)
+    return launch_lines(_sort_s, _sort_p, args, src_layout.numel, keep)
 
 
-def sort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False) -> None:
+def sort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False,
+         keep: bool = False):
     """``dst`` = ``src`` sorted along ``axis`` (stable, NaN last; reversed when descending).
-    dst and src have one dtype of ``ORDERED`` and one shape."""
+    dst and src have one dtype of ``ORDERED`` and one shape.  With ``keep``, returns the
+    call prepared to run again (``launch_lines``) and the length src's layout reaches, or
+    None for an empty src."""
     d = check_lines("sort", dst, dst_layout, src, src_layout, axis, dst_dtypes=ORDERED, src_dtypes=ORDERED)
     if dst.dtype != src.dtype:
         raise DTypeError(f"sort: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
-    _run_lines("sort", dst, dst_layout, src, src_layout, d, False, descending)
+    return _kept(_run_lines("sort", dst, dst_layout, src, src_layout, d, False, descending, keep), src_layout)
 
 
-def argsort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False) -> None:
-    """``dst`` (i64) = the positions that sort ``src`` along ``axis``, as ``sort`` orders them."""
+def argsort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False,
+            keep: bool = False):
+    """``dst`` (i64) = the positions that sort ``src`` along ``axis``, as ``sort`` orders them;
+    ``keep`` as ``sort``'s."""
     d = check_lines("argsort", dst, dst_layout, src, src_layout, axis, dst_dtypes=(_I64,), src_dtypes=ORDERED)
-    _run_lines("argsort", dst, dst_layout, src, src_layout, d, True, descending)
+    return _kept(_run_lines("argsort", dst, dst_layout, src, src_layout, d, True, descending, keep), src_layout)
+
+
+def _kept(run, src_layout: Layout):
+    return None if run is None else (run, reach(src_layout)[1])
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ of x raises, naming the op, rather than give NaNs).
 
 from __future__ import annotations
 
+from ..core import caches
 from ..core import dtype as dt
 from ..backend import BACKENDS
 from ..creation import empty
@@ -18,14 +19,32 @@ from ..layout.layout import norm_dim
 from ..tensor import Tensor, record
 from .copies import to_dtype
 from .elementwise import binary
+from .kept import Kept
 
 __all__ = ["cumulate", "cumsum_back", "cumprod_back", "nonzero"]
+
+
+# A running sum's or product's decision, kept as the other families keep theirs (``Kept``):
+# only where the kernel reads x's own buffer and writes the result (no conversion, no
+# initial element), so a repeated call is the lookup, the buffer check and the kernel.
+_KEPT = caches.cache("ops.scan", "op name, source layout serial, source dtype name, axis argument, result dtype "
+                     "name, device", 1024, threads=True)
 
 
 def cumulate(op: str, x: Tensor, axis: int, dtype, include_initial: bool = False) -> Tensor:
     """The running ``op`` ("sum" or "prod") of ``x`` along ``axis``, in ``dtype``; with
     ``include_initial`` the result is one longer along the axis and starts with the identity."""
     name = "cumulative_" + op
+    if type(axis) is int and include_initial is False and isinstance(x, Tensor):
+        s, lay = x._storage, x.layout
+        e = _KEPT.get((op, lay._serial or lay.serial(), x.dtype.name, axis, dtype.name, s.device))
+        if e is not None:
+            d = s.data
+            if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+                out = e.result()
+                e.run(out._storage.data, d)
+                return record(out, name, (x,), axis=e.extra, include_initial=False) \
+                    if x._is_var or x._op is not None else out
     if not isinstance(x, Tensor):
         raise StridedError(f"{name}: expected a tensor, got {type(x).__name__}")
     if x.ndim == 0:
@@ -42,7 +61,13 @@ def cumulate(op: str, x: Tensor, axis: int, dtype, include_initial: bool = False
     if include_initial:
         out.narrow(d, 0, 1).fill_(1 if op == "prod" else 0)
         body = out.narrow(d, 1, n)
-    BACKENDS[src._storage.device].scan.cumulate(op, body._storage.data, body.layout, src._storage.data, src.layout, d)
+    keep = src is x and acc is dtype and not include_initial and type(axis) is int
+    got = BACKENDS[src._storage.device].scan.cumulate(op, body._storage.data, body.layout, src._storage.data,
+                                                       src.layout, d, keep)
+    if got is not None:
+        run, reach = got
+        _KEPT.put((op, x.layout.serial(), x.dtype.name, axis, dtype.name, x._storage.device),
+                  Kept(run, (reach,), (x._storage.data.dtype,), out.layout, dtype, x._storage.device, extra=d))
     if acc is not dtype:
         out = to_dtype(out, dtype)
     return record(out, name, (x,), axis=d, include_initial=bool(include_initial))
