@@ -4,9 +4,10 @@ equal ones (docs/architecture.md, "One dispatch per call").
 Every family that keeps decisions (elementwise, reduce, copies, join, matmul, sort, scan)
 keeps a ``Kept``: the backend's prepared kernel call, what each input buffer must be for
 that call (its numpy dtype, the length its layout reaches), and the result's allocation,
-layout and dtype.  A kept call checks its buffers against ``reach`` and ``types``, takes ``result()``
-and runs ``run``, written out in the family's function: at 16^2 each Python call on the way
-is a tenth of the op.  The family's cache key holds everything else the decision depends on.
+layout and dtype.  A kept call checks its buffers against ``reach`` and ``types``, takes
+``result()`` and runs ``run``, written out in the family's function: at 16^2 each Python
+call on the way is a tenth of the op.  The family's cache key holds everything else the
+decision depends on.
 """
 
 from __future__ import annotations
