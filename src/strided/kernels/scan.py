@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import NATIVE, check_buffer, check_in_buffer, check_layout, reach
+from .common import NATIVE, check_buffer, check_in_buffer, check_layout
 from ..core.errors import DTypeError, ShapeError, StridedError
 from ..layout.layout import Layout
 from .sort import check_lines, launch_lines, plan_lines
@@ -69,8 +69,8 @@ def _scan_p(dst, src, shape, st, offs, n, dax, sax, prod, units, count):
 
 def cumulate(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: int, keep: bool = False):
     """``dst`` = the running ``op`` (sum or prod) of ``src`` along ``axis``; one dtype, one shape.
-    With ``keep``, returns the call prepared to run again (``sort.launch_lines``'s ``run(dst,
-    src)``) and the length src's layout reaches, or None for an empty src."""
+    With ``keep``, returns the call prepared to run again and the length src must have
+    (``sort.launch_lines``), or None for an empty src."""
     if op not in SCAN_OPS:
         raise StridedError(f"cumulate: unknown op {op!r} (expected one of {', '.join(SCAN_OPS)})")
     name = "cumulative_" + op
@@ -81,8 +81,7 @@ def cumulate(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis: in
         return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
     args = (dst, src, shape, st, offs, src_layout.shape[d], dax, sax, op == "prod", lines)
-    run = launch_lines(_scan_s, _scan_p, args, src_layout.numel, keep)
-    return (run, reach(src_layout)[1]) if keep else None
+    return launch_lines(_scan_s, _scan_p, args, src_layout, keep)
 
 
 # ---------------------------------------------------------------------------

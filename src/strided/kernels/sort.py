@@ -189,13 +189,13 @@ def check_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, axis:
     return d
 
 
-def launch_lines(serial, parallel, args: tuple, numel: int, keep: bool = False):
+def launch_lines(serial, parallel, args: tuple, src_layout: Layout, keep: bool = False):
     """Run a line kernel on ``args`` (dst, src, the plan, the line count last): on the calling
     thread, or from ``PARALLEL_MIN`` elements in chunks under ``prange``.  With ``keep``,
-    return ``run(dst, src)``: the same call again on fresh buffers of these dtypes, through
-    the kernel's compiled entry (``walk.direct``, ``walk.in_parallel``), for a caller that
-    checks their lengths."""
-    count = nchunks(args[-1], numel, PARALLEL_MIN)
+    return ``(run, reach)``: ``run(dst, src)`` makes the same call again on fresh buffers of
+    these dtypes through the kernel's compiled entry (``walk.direct``, ``walk.in_parallel``),
+    once the caller has checked that src is at least ``reach`` long."""
+    count = nchunks(args[-1], src_layout.numel, PARALLEL_MIN)
     kernel = serial if count < 2 else parallel
     if count >= 2:
         args = (*args, count)
@@ -209,7 +209,7 @@ def launch_lines(serial, parallel, args: tuple, numel: int, keep: bool = False):
     def run(dst, src):
         k(dst, src, *rest)
 
-    return run
+    return run, reach(src_layout)[1]
 
 
 def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int, positions: bool,
@@ -219,19 +219,19 @@ def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int
         return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
     args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), lines)
-    return launch_lines(_sort_s, _sort_p, args, src_layout.numel, keep)
+    return launch_lines(_sort_s, _sort_p, args, src_layout, keep)
 
 
 def sort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False,
          keep: bool = False):
     """``dst`` = ``src`` sorted along ``axis`` (stable, NaN last; reversed when descending).
     dst and src have one dtype of ``ORDERED`` and one shape.  With ``keep``, returns the
-    call prepared to run again (``launch_lines``) and the length src's layout reaches, or
-    None for an empty src."""
+    call prepared to run again and the length src must have (``launch_lines``), or None for
+    an empty src."""
     d = check_lines("sort", dst, dst_layout, src, src_layout, axis, dst_dtypes=ORDERED, src_dtypes=ORDERED)
     if dst.dtype != src.dtype:
         raise DTypeError(f"sort: dst dtype {dst.dtype} and src dtype {src.dtype} must be equal")
-    return _kept(_run_lines("sort", dst, dst_layout, src, src_layout, d, False, descending, keep), src_layout)
+    return _run_lines("sort", dst, dst_layout, src, src_layout, d, False, descending, keep)
 
 
 def argsort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descending: bool = False,
@@ -239,11 +239,7 @@ def argsort(dst, dst_layout: Layout, src, src_layout: Layout, axis: int, descend
     """``dst`` (i64) = the positions that sort ``src`` along ``axis``, as ``sort`` orders them;
     ``keep`` as ``sort``'s."""
     d = check_lines("argsort", dst, dst_layout, src, src_layout, axis, dst_dtypes=(_I64,), src_dtypes=ORDERED)
-    return _kept(_run_lines("argsort", dst, dst_layout, src, src_layout, d, True, descending, keep), src_layout)
-
-
-def _kept(run, src_layout: Layout):
-    return None if run is None else (run, reach(src_layout)[1])
+    return _run_lines("argsort", dst, dst_layout, src, src_layout, d, True, descending, keep)
 
 
 # ---------------------------------------------------------------------------
