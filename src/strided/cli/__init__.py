@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--only", metavar="TEXT", help="run only the cases whose name contains TEXT")
     bench.add_argument("--startup", action="store_true", help="measure import time and first-call latency instead")
     bench.add_argument("--sweep", action="store_true",
-                       help="ten op families from 16^2 to 2048^2 against issue 24's target instead")
+                       help="twelve op families from 16^2 to 2048^2 against issue 24's target instead")
     bench.add_argument("--fused", action="store_true",
                        help="chains of ops fused by strided.fuse beside eager, NumPy, numexpr and PyTorch instead")
     bench.add_argument("--thresholds", action="store_true",

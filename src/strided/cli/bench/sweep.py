@@ -1,4 +1,4 @@
-"""``python -m strided bench --sweep``: ten op families over sizes from 16^2 to 2048^2, f32.
+"""``python -m strided bench --sweep``: twelve op families over sizes from 16^2 to 2048^2, f32.
 
 Issue 24's target (which replaced issue 15's), judged cell by cell (one family at one
 size):
@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...api.sorting import cumulative_sum, sort
 from .cases import random_pair, stream
 from .harness import Case, keep, pyplot, ratio, save, time_cases, time_here, to_json, torch_or_none
 
@@ -65,6 +66,11 @@ FAMILIES = (
            lambda a, b, c: np.ascontiguousarray(a[::2, 1::3]), lambda a, b, c: a[::2, 1::3].contiguous()),
     # 2048^2 matmul would dominate the sweep's time; 1024^2 is already past every cache.
     Family("a @ b", lambda a, b, c: a @ b, lambda a, b, c: a @ b, lambda a, b, c: a @ b, max_n=1024),
+    Family("cumulative_sum(a, axis=1)", lambda a, b, c: cumulative_sum(a, axis=1), lambda a, b, c: np.cumsum(a, 1),
+           lambda a, b, c: a.cumsum(1)),
+    # a merge sort per line: 1024^2 and up would dominate the sweep's time as matmul would
+    Family("sort(a, axis=1)", lambda a, b, c: sort(a, axis=1), lambda a, b, c: np.sort(a, 1, kind="stable"),
+           lambda a, b, c: a.sort(dim=1, stable=True).values, max_n=512),
 )
 
 
