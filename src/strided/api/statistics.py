@@ -21,22 +21,33 @@ from ..tensor import Tensor
 
 def axes_arg(op: str, x: Tensor, axis) -> tuple[int, ...]:
     """``axis`` (None, an int or a tuple of ints) as sorted distinct dims; a repeated dim is refused."""
+    n = x.ndim
     if axis is None:
-        return tuple(range(x.ndim))
+        return tuple(range(n))
+    if type(axis) is int and -n <= axis < n:  # most calls: checked without a call
+        return (axis % n,)
     one = not isinstance(axis, (tuple, list))
     dims = as_int_tuple(op, "axis", (axis,) if one else tuple(axis))
-    norm = [norm_dim(op, d, x.ndim) for d in dims]
+    norm = [norm_dim(op, d, n) for d in dims]
     if len(set(norm)) != len(norm):
         raise ShapeError(f"{op}: axis {axis} names a dim twice (shape {x.shape})")
     return tuple(sorted(norm))
 
+
+def reduce_axis(op: str, x: Tensor, axis):
+    """``axis`` checked as ``axes_arg`` checks it, in the form the op layer's ``reduce`` keys
+    its kept calls under at least cost: None or an int as given (``reduce`` reads them as
+    ``axes_arg`` does), else ``axes_arg``'s tuple (a tuple key costs a check per item)."""
+    if axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim):
+        return axis
+    return axes_arg(op, x, axis)
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
     """Signed integers and bools sum in i64, unsigned in u64, floats and complex in their own
     dtype, or in ``dtype`` when given."""
     x = expect_tensor("sum", x)
-    dims = axes_arg("sum", x, axis)
+    dims = reduce_axis("sum", x, axis)
     if dtype is None:
         return reduce("sum", x, dims, keepdims)
     want = dt.as_dtype(dtype)
@@ -47,7 +58,7 @@ def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
 
 def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("prod", x)
-    dims = axes_arg("prod", x, axis)
+    dims = reduce_axis("prod", x, axis)
     want = dt.as_dtype(dtype) if dtype is not None else dt.accumulated(x.dtype)
     src = to_dtype(x, want.compute)
     out = reduce("prod", src, dims, keepdims)
@@ -58,17 +69,17 @@ def mean(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("mean", x)
     if x.dtype.kind not in "fc":
         raise DTypeError(f"mean: expected a floating-point tensor, got {x.dtype}")
-    return reduce("mean", x, axes_arg("mean", x, axis), keepdims)
+    return reduce("mean", x, reduce_axis("mean", x, axis), keepdims)
 
 
 def max(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("max", x)
-    return reduce("max", x, axes_arg("max", x, axis), keepdims)
+    return reduce("max", x, reduce_axis("max", x, axis), keepdims)
 
 
 def min(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("min", x)
-    return reduce("min", x, axes_arg("min", x, axis), keepdims)
+    return reduce("min", x, reduce_axis("min", x, axis), keepdims)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
@@ -105,7 +116,7 @@ def argmin(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
 
 def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     x = expect_tensor("count_nonzero", x)
-    return reduce("sum", binary("ne", x, 0) if x.dtype is not dt.bool_ else x, axes_arg("count_nonzero", x, axis),
+    return reduce("sum", binary("ne", x, 0) if x.dtype is not dt.bool_ else x, reduce_axis("count_nonzero", x, axis),
                   keepdims)
 
 
@@ -113,7 +124,7 @@ def all(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     """True where no element is zero (NaN counts as true): the count of zeros is 0."""
     x = expect_tensor("all", x)
     zeros_found = reduce("sum", binary("eq", x, 0) if x.dtype is not dt.bool_ else unary("not", x),
-                         axes_arg("all", x, axis), keepdims)
+                         reduce_axis("all", x, axis), keepdims)
     return binary("eq", zeros_found, 0)
 
 
