@@ -59,7 +59,8 @@ def reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
                 e.run(d, out._storage.data)
                 count, keep_layout, dims = e.extra
                 if count is not None:
-                    out._storage.data[...] /= count
+                    buf = out._storage.data
+                    buf /= count  # in place, as [...] /= is, without making a view
                 if t._is_var or t._op is not None:
                     # Recorded as the keepdim reduction plus a squeeze view, as the full path does.
                     res = record(fresh(out._storage, keep_layout, e.dtype), op, (t,), dims=dims, keepdim=True)
@@ -99,7 +100,8 @@ def _reduce(op: str, t: Tensor, dim, keepdim: bool) -> Tensor:
             count *= t.shape[d]
         count = count if count else np.nan
         if K.HOST_MEMORY:
-            out._storage.data[...] /= count
+            buf = out._storage.data
+            buf /= count
         else:  # a device buffer is divided on the device (a scalar takes the tensor's dtype)
             out = binary("div", out, count)
     if prepared is not None:
