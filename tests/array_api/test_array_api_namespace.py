@@ -713,3 +713,24 @@ def test_integer_rounding_division_and_remainder():
     same(sd.floor_divide(t, 0), np.zeros(5, np.int64), rtol=0)  # NumPy's answer (with its warning)
     with pytest.raises(sd.StridedError, match="floor"):
         sd.floor(sd.asarray([True]))
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "mean", "max", "min", "count_nonzero", "all", "any"])
+def test_reductions_read_every_axis_spelling_as_numpy_twice(op):
+    """An int axis or None reaches the op layer as given (its kept calls are keyed by it):
+    every spelling of an axis, in range or not, reads as NumPy's, on the first call and on
+    the kept ones after it."""
+    x = np.random.default_rng(3).integers(-3, 4, (2, 3, 4)).astype(np.float64)
+    x[0, 1, 2] = 0.0
+    t = sd.asarray(x)
+    want_fn = {"count_nonzero": np.count_nonzero}.get(op, getattr(np, op))
+    for axis in (None, 0, 2, -1, -3, np.int64(1), (0, 2), (-1, 0)):
+        for keepdims in (False, True):
+            want = want_fn(x, axis=axis, keepdims=keepdims)
+            for _ in range(3):
+                same(getattr(sd, op)(t, axis=axis, keepdims=keepdims), want, dtype=False)
+    for bad in (3, -4, True, (0, 0), 1.0):
+        with pytest.raises(sd.StridedError):
+            getattr(sd, op)(t, axis=bad)
+    with pytest.raises(sd.StridedError):
+        getattr(sd, op)(sd.asarray(np.float64(1.0)), axis=0)

@@ -27,7 +27,10 @@ def axes_arg(op: str, x: Tensor, axis) -> tuple[int, ...]:
     if type(axis) is int and -n <= axis < n:  # most calls: checked without a call
         return (axis % n,)
     one = not isinstance(axis, (tuple, list))
-    dims = as_int_tuple(op, "axis", (axis,) if one else tuple(axis))
+    dims = (axis,) if one else tuple(axis)
+    if bool in {type(d) for d in dims}:  # True would read as 1; NumPy refuses it too
+        raise ShapeError(f"{op}: expected an integer axis, got {axis!r}")
+    dims = as_int_tuple(op, "axis", dims)
     norm = [norm_dim(op, d, n) for d in dims]
     if len(set(norm)) != len(norm):
         raise ShapeError(f"{op}: axis {axis} names a dim twice (shape {x.shape})")
