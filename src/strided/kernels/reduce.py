@@ -440,14 +440,14 @@ def _make_reduce(comb, make_leaf):
         vals = np.empty(STACK, identa.dtype)
         lvls = np.empty(STACK, np.int64)
         buf = _scratch(src)
-        n_in = kshape[nk - 1]
-        ss = kst[0, nk - 1]
-        so = kst[1, nk - 1]
-        s = rsrc[0, rshape.shape[0] - 1]
+        n_in, ss, so = 1, 0, 0  # a whole reduction keeps no dim: one output
+        if nk:
+            n_in, ss, so = kshape[nk - 1], kst[0, nk - 1], kst[1, nk - 1]
         short = rshape.shape[0] == 1 and nr <= BLOCK  # one short run per output: a leaf is all it takes
+        s = rsrc[0, 0] if short else 0
         row = p0 // n_in
         j = p0 - row * n_in
-        ps, po = _point(row, kshape, kst, nk - 1, kidx)
+        ps, po = _point(row, kshape, kst, max(nk - 1, 0), kidx)
         ps += soff
         po += ooff
         i = p0
