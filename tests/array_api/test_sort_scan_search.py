@@ -320,6 +320,52 @@ def test_numpy_names_answer_with_strided():
     exact(np.unique(t), np.unique(a))
 
 
+def _edge_values(dtype, rng, size):
+    """``size`` values of ``dtype`` drawn from its edges (both zeros, NaNs of either sign,
+    infinities, subnormals, the extremes, unsigned values past the signed range) with
+    ties, and some random ones."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size).astype(np.bool_)
+    if dtype.kind == "f":
+        fi = np.finfo(dtype)
+        pool = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, fi.smallest_subnormal, -fi.smallest_subnormal,
+                         fi.max, fi.min, 1.0, -1.0, 2.5, -2.5], dtype)
+        rand = rng.standard_normal(size).astype(dtype)
+    else:
+        ii = np.iinfo(dtype)
+        pool = np.array([ii.min, ii.max, 0, 1, ii.max // 2, ii.max // 2 + 1, ii.min + 1, ii.max - 1], dtype)
+        rand = rng.integers(ii.min, ii.max, size, dtype=dtype, endpoint=True)
+    return np.where(rng.random(size) < 0.5, pool[rng.integers(0, len(pool), size)], rand)
+
+
+@pytest.mark.parametrize("radix_min", [1, ksort.RADIX_MIN, 1 << 40], ids=["radix", "as-shipped", "merge"])
+def test_sort_kernel_paths_order_every_dtype_as_numpy(monkeypatch, radix_min):
+    """Each path of the sort kernel (every line radix sorted, the shipped threshold, every
+    line merge sorted) on lines of 1 to 300 elements read backwards across a transposed
+    buffer: values bit for bit and positions as NumPy's stable sort, both directions."""
+    monkeypatch.setattr(ksort, "RADIX_MIN", radix_min)
+    rng = np.random.default_rng(11)
+    for dtype in sorted(ksort.ORDERED, key=str):
+        for n in (1, 2, 9, 40, 300):
+            buf = _edge_values(dtype, rng, 3 * n)
+            lay = sd.Layout((3, n), (1, -3), 3 * (n - 1))  # lines of stride -3
+            a = np_view(buf, lay)
+            out, pos = np.empty(3 * n, buf.dtype), np.empty(3 * n, np.int64)
+            c = sd.Layout.contiguous((3, n))
+            up = np.sort(a, axis=1, kind="stable")
+            for descending in (False, True):
+                ksort.sort(out, c, buf, lay, 1, descending)
+                want = up[:, ::-1] if descending else up
+                assert out.reshape(3, n).tobytes() == np.ascontiguousarray(want).tobytes(), (dtype, n, descending)
+                ksort.argsort(pos, c, buf, lay, 1, descending)
+                if descending:  # the reversed line sorted, positions mapped back
+                    want = (n - 1 - np.argsort(a[:, ::-1], axis=1, kind="stable"))[:, ::-1]
+                else:
+                    want = np.argsort(a, axis=1, kind="stable")
+                np.testing.assert_array_equal(pos.reshape(3, n), want, err_msg=f"{dtype} {n} {descending}")
+
+
 def test_parallel_lines(monkeypatch):
     """Above the threshold the lines run in chunks under prange: same results."""
     monkeypatch.setattr(ksort, "PARALLEL_MIN", 1)

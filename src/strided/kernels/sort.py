@@ -6,14 +6,21 @@ consecutive lines are neighbours in the output) and keeps each operand's stride 
 the axis; a kernel seeks its first line with ``walk.seek`` and steps with ``walk.carry``.
 The scan family (``kernels.scan``) walks its lines with the same plan.
 
-=========  =============================================  ============================
-entry      what each line does                             loop
-=========  =============================================  ============================
-sort       gather into scratch, stable merge sort, write  one line per work unit; lines
-           the values (reversed when descending)          of a chunk share the scratch
-argsort    the same on (value, position) pairs, writes
-           the positions (i64)
-=========  =============================================  ============================
+Each line is gathered into scratch as integer keys (``_key``: signed, in ``_lt``'s
+order) and sorted stably, then written out: the values (reversed when descending) or
+the positions (i64).
+
+=================================  ===================================================
+line                               sort
+=================================  ===================================================
+key under 8 bytes, shorter than    key and position packed in one int64 (unique, so a
+``RADIX_MIN`` x the key's bytes    tie falls to the position); insertion sort of runs
+                                   of ``_RUN``, then merges that select, not branch
+key under 8 bytes, longer          the packed keys radix sorted, a byte a pass (LSD)
+8-byte key                         merge sort as above, the positions carried beside
+=================================  ===================================================
+
+One line per work unit; the lines of a chunk share the scratch.
 
 Order.  NumPy's: ascending, NaN after every number (``_lt``), stable (equal keys keep
 their order, so -0.0 and 0.0 stay as they came).  Descending follows array_api_strict:
@@ -39,8 +46,8 @@ from ..layout.iterate import NdIter
 from ..layout.layout import Layout, norm_dim
 from .walk import carry, chunk, direct, in_parallel, index_scratch, launch, nchunks, seek
 
-from numba import njit, prange  # numba comes after strided.threads
-from numba.extending import register_jitable
+from numba import njit, prange, types  # numba comes after strided.threads
+from numba.extending import overload, register_jitable
 
 __all__ = ["ORDERED", "plan_lines", "check_lines", "launch_lines", "sort", "argsort", "searchsorted"]
 
@@ -51,7 +58,11 @@ _JIT = dict(cache=True, error_model="numpy")
 ORDERED = frozenset(d for d in NATIVE if d.kind != "c")
 _I64 = np.dtype(np.int64)
 # Insertion sort below this run length, merge passes above it.
-_RUN = 16
+_RUN = 8
+_u = np.uint64  # unsigned scratch indices: no wraparound test per access
+# A line of packed keys is radix sorted from this many elements per byte of its key (a
+# pass each), merge sorted below; docs/benchmarks.md has the measurement that placed it.
+RADIX_MIN = 32
 
 
 @_jitable
@@ -60,21 +71,59 @@ def _lt(a, b):
     return a < b or (b != b and a == a)
 
 
+def _key(v):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_key, jit_options=dict(error_model="numpy"))
+def _ov_key(v):
+    """An element as a signed integer key of its width whose order is ``_lt``'s: -0.0 keys
+    as 0.0, so that a stable sort keeps the two zeros as they came, and every NaN keys
+    above inf.  A float's bits order its positive values; a negative float's order is
+    reversed, which flipping all but its sign bit undoes."""
+    if isinstance(v, types.Float):
+        ity, fty = (np.int32, np.float32) if v.bitwidth == 32 else (np.int64, np.float64)
+        top = ity(np.iinfo(ity).max)
+
+        def f(v):
+            if v != v:
+                return top
+            if v == 0:
+                return ity(0)
+            b = fty(v).view(ity)
+            return b ^ top if b < 0 else b
+        return f
+    if isinstance(v, types.Boolean):
+        return lambda v: np.int32(v)
+    if isinstance(v, types.Integer):
+        if v.signed:
+            return lambda v: v
+        if v.bitwidth == 64:
+            return lambda v: np.uint64(v).view(np.int64) ^ np.int64(-(1 << 63))
+        half = 1 << (v.bitwidth - 1)  # unsigned to signed of one width, order kept
+        return lambda v: np.int64(v) - half
+    return None
+
+
 @_jitable
-def _merge_sort(k, ix, tk, ti, n):
-    """Stable sort of ``k[:n]`` carrying ``ix``; returns True when the result is in ``tk``/``ti``."""
+def _merge_sort(k, ix, tk, ti, n, carry_ix):
+    """Stable sort of the keys ``k[:n]``, carrying ``ix`` when ``carry_ix``: insertion sort
+    of runs, then merges whose choice of side is a select, not a branch.  Returns True when
+    the result is in ``tk``/``ti``."""
     for s in range(0, n, _RUN):
         e = min(s + _RUN, n)
         for i in range(s + 1, e):
-            kv = k[i]
-            iv = ix[i]
-            j = i - 1
-            while j >= s and _lt(kv, k[j]):
-                k[j + 1] = k[j]
-                ix[j + 1] = ix[j]
+            kv = k[_u(i)]
+            iv = ix[_u(i)] if carry_ix else 0
+            j = i
+            while j > s and kv < k[_u(j - 1)]:
+                k[_u(j)] = k[_u(j - 1)]
+                if carry_ix:
+                    ix[_u(j)] = ix[_u(j - 1)]
                 j -= 1
-            k[j + 1] = kv
-            ix[j + 1] = iv
+            k[_u(j)] = kv
+            if carry_ix:
+                ix[_u(j)] = iv
     a_k, a_i, b_k, b_i = k, ix, tk, ti
     moved = False
     w = _RUN
@@ -84,24 +133,23 @@ def _merge_sort(k, ix, tk, ti, n):
             e = min(s + 2 * w, n)
             i, j, o = s, m, s
             while i < m and j < e:
-                if _lt(a_k[j], a_k[i]):
-                    b_k[o] = a_k[j]
-                    b_i[o] = a_i[j]
-                    j += 1
-                else:
-                    b_k[o] = a_k[i]
-                    b_i[o] = a_i[i]
-                    i += 1
+                right = a_k[_u(j)] < a_k[_u(i)]
+                f = j if right else i
+                b_k[_u(o)] = a_k[_u(f)]
+                if carry_ix:
+                    b_i[_u(o)] = a_i[_u(f)]
+                j += right
+                i += 1 - right
                 o += 1
-            while i < m:
-                b_k[o] = a_k[i]
-                b_i[o] = a_i[i]
-                i += 1
+            for f in range(i, m):
+                b_k[_u(o)] = a_k[_u(f)]
+                if carry_ix:
+                    b_i[_u(o)] = a_i[_u(f)]
                 o += 1
-            while j < e:
-                b_k[o] = a_k[j]
-                b_i[o] = a_i[j]
-                j += 1
+            for f in range(j, e):
+                b_k[_u(o)] = a_k[_u(f)]
+                if carry_ix:
+                    b_i[_u(o)] = a_i[_u(f)]
                 o += 1
         a_k, a_i, b_k, b_i = b_k, b_i, a_k, a_i
         moved = not moved
@@ -110,44 +158,98 @@ def _merge_sort(k, ix, tk, ti, n):
 
 
 @_jitable
-def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi):
-    """Lines [lo, hi): sort each into dst (values, or positions when ``positions``)."""
+def _radix_sort(k, tk, n, passes, count):
+    """Stable LSD radix sort of packed keys ``k[:n]`` (``_sort_lines``) on the ``passes``
+    bytes of their key, from byte 4 up; the top one orders with its sign bit flipped.  A
+    byte that is one value throughout is skipped.  ``count`` is passes * 256 int64
+    scratch.  Returns True when the result is in ``tk``."""
+    top = passes - 1
+    count[:passes * 256] = 0
+    for i in range(n):
+        kv = k[_u(i)]
+        for p in range(passes):
+            d = ((kv >> (32 + 8 * p)) & 255) ^ (128 if p == top else 0)
+            count[_u(p * 256 + d)] += 1
+    a, b = k, tk
+    moved = False
+    for p in range(passes):
+        sh = 32 + 8 * p
+        flip = 128 if p == top else 0
+        base = p * 256
+        if count[_u(base + (((a[0] >> sh) & 255) ^ flip))] == n:
+            continue
+        s = 0
+        for d in range(base, base + 256):
+            t = count[_u(d)]
+            count[_u(d)] = s
+            s += t
+        for i in range(n):
+            kv = a[_u(i)]
+            d = _u(base + (((kv >> sh) & 255) ^ flip))
+            o = count[d]
+            count[d] = o + 1
+            b[_u(o)] = kv
+        a, b = b, a
+        moved = not moved
+    return moved
+
+
+@_jitable
+def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min):
+    """Lines [lo, hi): sort each into dst (values, or positions when ``positions``).
+
+    Each element becomes an integer key (``_key``).  A key under 8 bytes and a position
+    under 2^31 pack into one int64 (key above, position below), unique, so the sorts move
+    one array and a tie falls to the position; such lines of ``radix_min`` elements or
+    more per key byte are radix sorted.  8-byte keys are merge sorted, their positions
+    carried beside them."""
     nd = shape.shape[0]
     idx = index_scratch(nd)
-    k = np.empty(n, src.dtype)
-    tk = np.empty(n, src.dtype)
-    ix = np.empty(n, np.int64)
-    ti = np.empty(n, np.int64)
+    width = src.itemsize
+    packed = width < 8 and n < (1 << 31)
+    radix = packed and n >= radix_min * width
+    v = np.empty(n, src.dtype)
+    k = np.empty(n, np.int64)
+    tk = np.empty(n, np.int64)
+    ix = np.empty(0 if packed else n, np.int64)
+    ti = np.empty(0 if packed else n, np.int64)
+    count = np.empty(256 * width if radix else 0, np.int64)
     back = descending and positions  # argsort descending sorts the reversed line
     pd, ps = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
     for _ in range(lo, hi):
         for i in range(n):
-            j = n - 1 - i if back else i
-            k[i] = src[ps + j * sax]
-            ix[i] = i
-        if _merge_sort(k, ix, tk, ti, n):
-            rk, ri = tk, ti
+            e = src[ps + (n - 1 - i if back else i) * sax]
+            v[i] = e
+            if packed:
+                k[i] = (np.int64(_key(e)) << 32) | i
+            else:
+                k[i] = _key(e)
+                ix[i] = i
+        if radix:
+            moved = _radix_sort(k, tk, n, width, count)
         else:
-            rk, ri = k, ix
+            moved = _merge_sort(k, ix, tk, ti, n, not packed)
+        rk, ri = (tk, ti) if moved else (k, ix)
         for i in range(n):
+            j = rk[i] & 0xFFFFFFFF if packed else ri[i]
             o = pd + (n - 1 - i if descending else i) * dax
             if positions:
-                dst[o] = n - 1 - ri[i] if back else ri[i]
+                dst[o] = n - 1 - j if back else j
             else:
-                dst[o] = rk[i]
+                dst[o] = v[j]
         pd, ps = carry(shape, st, nd, idx, (pd, ps))[1]
 
 
 @njit(**_JIT)
-def _sort_s(dst, src, shape, st, offs, n, dax, sax, positions, descending, units):
-    _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, 0, units)
+def _sort_s(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, units):
+    _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, 0, units, radix_min)
 
 
 @njit(parallel=True, **_JIT)
-def _sort_p(dst, src, shape, st, offs, n, dax, sax, positions, descending, units, count):
+def _sort_p(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, units, count):
     for c in prange(count):
         lo, hi = chunk(c, count, units)
-        _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi)
+        _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min)
 
 
 @caches.lru("sort.lines", "dst and src layouts, axis", 1024)
@@ -218,7 +320,7 @@ def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int
     if src_layout.numel == 0:
         return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
-    args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), lines)
+    args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), RADIX_MIN, lines)
     return launch_lines(_sort_s, _sort_p, args, src_layout, keep)
 
 
