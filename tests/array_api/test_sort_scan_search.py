@@ -367,11 +367,14 @@ def test_sort_kernel_paths_order_every_dtype_as_numpy(monkeypatch, radix_min):
 
 
 def test_parallel_lines(monkeypatch):
-    """Above the threshold the lines run in chunks under prange: same results."""
+    """Above the threshold the lines run in chunks under prange (sorts and scans): same results."""
     monkeypatch.setattr(ksort, "PARALLEL_MIN", 1)
     a = np.random.default_rng(4).integers(0, 50, (40, 33)).astype(np.float64)
     t = sd.asarray(a)
     exact(sd.argsort(t.mT, axis=0), np.argsort(a.T, axis=0, kind="stable"))  # (one parallel kernel: compiles cost)
+    b = np.random.default_rng(5).integers(0, 50, (6, 300)).astype(np.float32)  # radix-sorted lines, in chunks
+    exact(sd.argsort(sd.asarray(b), axis=1), np.argsort(b, axis=1, kind="stable"))
+    exact(sd.cumulative_sum(t, axis=0), np.cumsum(a, axis=0))  # strided lines four at a time, in chunks
 
 
 def test_kernel_entry_points_check_before_touching_memory():

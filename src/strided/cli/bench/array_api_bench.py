@@ -6,9 +6,11 @@ layer on views, against NumPy and PyTorch doing the same on the same views.
 - ``take`` of rows of a transposed source: strided's gather reads the transposed layout in
   place; NumPy's ``take`` and PyTorch's ``index_select`` the same.
 - ``cumulative_sum`` along each axis of a square f32: the scan family's lines run along the
-  axis, one after another in the output's order (NumPy's ``cumsum``, PyTorch's ``cumsum``).
+  axis in the output's order, strided ones four at a time (NumPy's ``cumsum``, PyTorch's
+  ``cumsum``).
 - ``sort`` of a transposed view along its last axis: each line is gathered from its stride
-  into scratch, merge sorted (stable) and written out (NumPy's and PyTorch's stable sorts).
+  into scratch as integer keys, sorted (stable: radix for long lines, merge for short ones)
+  and written out (NumPy's and PyTorch's stable sorts).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ FAMILIES = (
     Family("a @ b", lambda a, b, c: a @ b, lambda a, b, c: a @ b, lambda a, b, c: a @ b, max_n=1024),
     Family("cumulative_sum(a, axis=1)", lambda a, b, c: cumulative_sum(a, axis=1), lambda a, b, c: np.cumsum(a, 1),
            lambda a, b, c: a.cumsum(1)),
-    # a merge sort per line: 1024^2 and up would dominate the sweep's time as matmul would
+    # the peers' sorts of 1024^2 and up (40-300 ms a call) would dominate the sweep's time
     Family("sort(a, axis=1)", lambda a, b, c: sort(a, axis=1), lambda a, b, c: np.sort(a, 1, kind="stable"),
            lambda a, b, c: a.sort(dim=1, stable=True).values, max_n=512),
 )
