@@ -56,7 +56,7 @@ def test_equal_layouts_share_a_decision_whatever_the_objects():
 
 
 @pytest.mark.parametrize("op", ["exp", "add", "add_scalar", "rsub_scalar", "sum0", "sum_dims", "mean", "contiguous",
-                                "to_f64", "matmul", "cumsum", "cumprod", "sort", "argsort"])
+                                "to_f64", "matmul", "cumsum", "cumprod", "sort", "argsort", "argmax", "argmin"])
 def test_a_kept_decision_still_measures_every_buffer(op):
     """The same layout over a buffer one element too short: the first call (full path) and
     every repeat (kept path) raise LayoutBoundsError; a long enough buffer still works."""
@@ -76,6 +76,8 @@ def test_a_kept_decision_still_measures_every_buffer(op):
         "cumprod": lambda t: sd.cumulative_prod(t, axis=-1),
         "sort": lambda t: sd.sort(t, axis=0, descending=True),
         "argsort": lambda t: sd.argsort(t, axis=1),
+        "argmax": lambda t: t.argmax(0),
+        "argmin": lambda t: sd.argmin(t, axis=1, keepdims=True),
     }[op]
     good = _on(np.arange(12, dtype=np.float32), lay)
     want = run(_on(np.arange(12, dtype=np.float32), lay)).numpy()
@@ -131,6 +133,8 @@ def test_repeated_ops_on_fresh_buffers_match_numpy(shape, data):
         if dim is not None and va.shape[dim]:
             np.testing.assert_allclose(a.sum(dim).numpy(), va.sum(dim, dtype=np.float64), rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(a.max(dim, keepdim=True).numpy(), va.max(dim, keepdims=True))
+            np.testing.assert_array_equal(a.argmax(dim).numpy(), va.argmax(dim))
+            np.testing.assert_array_equal(sd.argmin(a, axis=dim, keepdims=True).numpy(), va.argmin(dim, keepdims=True))
         if dim is not None:  # the line families: NumPy's order left to right, its stable sort
             np.testing.assert_array_equal(sd.cumulative_sum(a, axis=dim).numpy(), np.cumsum(va, dim))
             np.testing.assert_array_equal(sd.sort(a, axis=dim).numpy(), np.sort(va, dim, kind="stable"))

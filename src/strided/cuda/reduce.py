@@ -296,9 +296,10 @@ def reduce(op: str, src, src_layout: Layout, dims, out, out_layout: Layout, keep
                                 0, 1, nsplit, nsplit, nk, ident)
 
 
-def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
+def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout, keep: bool = False) -> None:
     """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim
-    shape.  Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
+    shape.  Ties pick the first occurrence; a NaN wins over numbers (the first NaN).
+    ``keep``: as on the CPU; CUDA keeps no decision yet (None)."""
     check_op(op, arg=True)
     (d,) = _check(op, src, src_layout, (check_arg_dim(op, dim),), out, out_layout)
     if not has_arg_work(op, out.dtype, src_layout, d, out_layout):

@@ -38,7 +38,9 @@ Sums are pairwise: runs are summed in leaves of ``BLOCK`` elements (vectorised,
 cascade (INNER); rows are added into a block accumulator that is folded into the
 total every ``FOLD`` rows (OUTER; unit-stride rows four to a pass over the accumulator,
 each column still adding them in row order).  argmax/argmin pick the first occurrence of the
-extremum, and a NaN wins (the first one).  Reducing a zero-size dim gives 0 for
+extremum, and a NaN wins (the first one): along a row (INNER) the extremum comes from max's
+or min's own leaf, then a scan stops at the first element equal to it (or the first NaN);
+OUTER keeps, per column, the strictly better element as the rows go by.  Reducing a zero-size dim gives 0 for
 sum, 1 for prod and is an error for max, min, argmax and argmin.
 
 max and min are exact and propagate NaN like NumPy.  Their float leaves
@@ -633,35 +635,48 @@ def _make_reduce(comb, make_leaf):
             (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
 
-def _make_arg(better):
+def _make_arg(better, leaf):
     tag = better.__name__
+
     @_jitable
-    def arg_run(src, p, s, r0, r1):
+    def arg_run(src, p, s, r0, r1, buf):
+        """The extreme of elements [r0, r1) (at stride s from p) and the first index holding
+        it.  The extreme comes from ``leaf``, the max or min reduction's own (vectorised; a
+        NaN when there is one); then a scan stops at the first element equal to it, or
+        at the first NaN: the first occurrence, as a scan keeping the strictly better
+        element finds it."""
         best = _dec(src[p + r0 * s])
-        bi = r0
-        for k in range(r0 + 1, r1):
+        for k in range(r0 + 1, r1, BLOCK):
+            m = min(BLOCK, r1 - k)
+            if s == 1:  # a literal stride folds the leaf's strided loop away
+                best = leaf(src, p + k, 1, m, best, buf)
+            else:
+                best = leaf(src, p + k * s, s, m, best, buf)
+        nan = best != best
+        for k in range(r0, r1):
             v = _dec(src[p + k * s])
-            if better(v, best):
-                best = v
-                bi = k
-        return best, bi
+            if (v != v) if nan else (v == best):
+                return best, k
+        return best, r0  # not reached: the extreme is one of the elements
 
     def inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, p0, p1):
         kidx = index_scratch(kshape.shape[0])
+        buf = _scratch(src)
         ps, po = _point(p0, kshape, kst, kshape.shape[0], kidx)
         for _ in range(p0, p1):
-            best, bi = arg_run(src, soff + ps, rs, 0, n)
+            best, bi = arg_run(src, soff + ps, rs, 0, n, buf)
             out[ooff + po] = bi
             ps, po = _next_point(kshape, kst, kidx, ps, po)
 
     @_jitable
     def inner_partial(src, pbest, pidx, kshape, kst, n, rs, soff, nsplit, w0, w1):
         kidx = index_scratch(kshape.shape[0])
+        buf = _scratch(src)
         for w in range(w0, w1):
             pi = w // nsplit
             c = w - pi * nsplit
             ps, po = _point(pi, kshape, kst, kshape.shape[0], kidx)
-            best, bi = arg_run(src, soff + ps, rs, c * n // nsplit, (c + 1) * n // nsplit)
+            best, bi = arg_run(src, soff + ps, rs, c * n // nsplit, (c + 1) * n // nsplit, buf)
             pbest[w] = best
             pidx[w] = bi
 
@@ -771,7 +786,10 @@ def row_parts(op: str, dtype) -> tuple:
 def _kernel_set(op: str) -> dict:
     ks = _kernels.get(op)
     if ks is None:
-        ks = _make_reduce(*_COMB[op]) if op in _COMB else _make_arg(_BETTER[op])
+        if op in _COMB:
+            ks = _make_reduce(*_COMB[op])
+        else:  # argmax finds the extreme as max does
+            ks = _make_arg(_BETTER[op], _COMB[op[3:]][1]())
         _kernels[op] = ks
     return ks
 
@@ -925,34 +943,50 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     return run
 
 
-def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout) -> None:
+def arg_reduce(op: str, src, src_layout: Layout, dim: int, out, out_layout: Layout, keep: bool = False):
     """Index of the max (argmax) or min (argmin) along ``dim``; out is int64 with keepdim shape.
 
-    Ties pick the first occurrence; a NaN wins over numbers (the first NaN)."""
+    Ties pick the first occurrence; a NaN wins over numbers (the first NaN).  With
+    ``keep``, returns the call it ran prepared to run again, ``(run, reach)`` as
+    ``reduce``'s, or None where it ran none (nothing to index, or a dim of size 1)."""
     check_op(op, arg=True)
     (d,) = _check(op, src, src_layout, (check_arg_dim(op, dim),), out, out_layout)
     if not has_arg_work(op, out.dtype, src_layout, d, out_layout):
-        return
-    half = src.dtype in HALF_VIEW
-    if half:
-        src = src.view(HALF_VIEW[src.dtype])
+        return None
+    view = HALF_VIEW.get(src.dtype)
+    if view is not None:
+        src = src.view(view)
     p, (kshape, kst, _, _) = plan_and_arrays(
         src_layout, out_layout, (d,), True, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
     if not p.rshape:  # the dim has size 1: every index is 0
         _fill_out(out, out_layout, np.zeros(1, np.int64))
-        return
+        return None
     n, rs = p.rshape[0], p.rstrides[0]
     k = _kernel_set(op)[(p.case, p.parallel)]
     so, oo = p.src_offset, p.out_offset
     if p.case == INNER and p.parallel:
         m = p.nk * p.nsplit if p.nsplit > 1 else 0
-        pbest, pidx = np.empty(m, dtype=np.float32 if half else src.dtype), np.empty(m, dtype=np.int64)
-        args = (src, out, pbest, pidx, kshape, kst, n, rs, so, oo, p.nk, p.nchunks, p.nsplit)
-    elif p.case == INNER:
-        args = (src, out, kshape, kst, n, rs, so, oo, 0, p.nk)
+        best_dtype = np.float32 if view is not None else src.dtype
+        tail = (kshape, kst, n, rs, so, oo, p.nk, p.nchunks, p.nsplit)
+
+        def args(src, out):  # the split's partial results: fresh for every call
+            return (src, out, np.empty(m, best_dtype), np.empty(m, np.int64), *tail)
     else:
-        nitems = (p.nk // p.kshape[-1]) * p.ncol
-        lo_hi = (nitems, p.nchunks) if p.parallel else (0, nitems)
-        args = (src, out, kshape, kst, n, rs, so, oo, p.ncol, p.width, *lo_hi)
-    launch(k, args, p.parallel)
+        if p.case == INNER:
+            tail = (kshape, kst, n, rs, so, oo, 0, p.nk)
+        else:
+            nitems = (p.nk // p.kshape[-1]) * p.ncol
+            tail = (kshape, kst, n, rs, so, oo, p.ncol, p.width, *((nitems, p.nchunks) if p.parallel else (0, nitems)))
+
+        def args(src, out):
+            return (src, out, *tail)
+    launch(k, args(src, out), p.parallel)
+    if not keep:
+        return None
+    example = args(np.empty(0, src.dtype), np.empty(0, np.int64))
+    e = in_parallel(k, example) if p.parallel else direct(k, example)
+
+    def run(src, out):
+        e(*args(src if view is None else src.view(view), out))
+    return run, (_reach(src_layout)[1], _reach(out_layout)[1])

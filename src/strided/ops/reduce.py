@@ -121,6 +121,15 @@ def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         got = trace_hook("arg_reduce", op, (t,), dim=dim, keepdim=keepdim)
         if got is not NotImplemented:
             return got
+    if type(dim) is int:  # kept as a reduction is, under its op
+        s, lay = t._storage, t.layout
+        e = _BOUND.get((op, lay._serial or lay.serial(), t.dtype.name, dim, keepdim, s.device))
+        if e is not None:
+            d = s.data
+            if len(d) >= e.reach[0] and d.dtype is e.types[0]:
+                out = e.result()
+                e.run(d, out._storage.data)
+                return out
     if dim is None:
         flat = t.detach().reshape(-1)
         out = arg_reduce(op, flat, 0, False)
@@ -130,11 +139,16 @@ def arg_reduce(op: str, t: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {t.shape}, dim {d})")
     if t.dtype.is_complex:
         raise DTypeError(f"{op}: complex numbers have no order, got a {t.dtype} tensor")
+    src = t
     if t.dtype in dt.WIDENED:  # read as half bits by the kernels (common.WIDENED): exact in 32 bits
-        t = to_dtype(t.detach(), dt.WIDENED[t.dtype])
+        src = to_dtype(t.detach(), dt.WIDENED[t.dtype])
     keep_shape = tuple(1 if k == d else n for k, n in enumerate(t.shape))
     out = empty(keep_shape, dt.i64, device=t.device)
-    BACKENDS[t._storage.device].reduce.arg_reduce(op, t._storage.data, t.layout, d, out._storage.data, out.layout)
-    if not keepdim:
-        out = Tensor(out._storage, out.layout.squeeze(d), dt.i64)
-    return out
+    prepared = BACKENDS[t._storage.device].reduce.arg_reduce(
+        op, src._storage.data, src.layout, d, out._storage.data, out.layout, src is t and type(dim) is int)
+    final = out.layout if keepdim else out.layout.squeeze(d)
+    if prepared is not None:
+        run, reach = prepared
+        _BOUND.put((op, t.layout.serial(), t.dtype.name, dim, keepdim, t._storage.device),
+                   Kept(run, reach, [t._storage.data.dtype], final, dt.i64, t._storage.device))
+    return out if keepdim else Tensor(out._storage, final, dt.i64)
