@@ -339,15 +339,19 @@ def _edge_values(dtype, rng, size):
     return np.where(rng.random(size) < 0.5, pool[rng.integers(0, len(pool), size)], rand)
 
 
-@pytest.mark.parametrize("radix_min", [1, ksort.RADIX_MIN, 1 << 40], ids=["radix", "as-shipped", "merge"])
-def test_sort_kernel_paths_order_every_dtype_as_numpy(monkeypatch, radix_min):
-    """Each path of the sort kernel (every line radix sorted, the shipped threshold, every
-    line merge sorted) on lines of 1 to 300 elements read backwards across a transposed
-    buffer: values bit for bit and positions as NumPy's stable sort, both directions."""
+@pytest.mark.parametrize("radix_min, rank_max",
+                         [(1, 0), (ksort.RADIX_MIN, ksort.RANK_MAX), (1 << 40, 0), (1 << 40, 1 << 40)],
+                         ids=["radix", "as-shipped", "merge", "rank"])
+def test_sort_kernel_paths_order_every_dtype_as_numpy(monkeypatch, radix_min, rank_max):
+    """Each path of the sort kernel (every line radix sorted, the shipped thresholds, every
+    line merge sorted, every line ranked) on lines of 1 to 300 elements read backwards
+    across a transposed buffer: values bit for bit and positions as NumPy's stable sort,
+    both directions."""
     monkeypatch.setattr(ksort, "RADIX_MIN", radix_min)
+    monkeypatch.setattr(ksort, "RANK_MAX", rank_max)
     rng = np.random.default_rng(11)
     for dtype in sorted(ksort.ORDERED, key=str):
-        for n in (1, 2, 9, 40, 300):
+        for n in (1, 2, 9, 40, 100, 300):
             buf = _edge_values(dtype, rng, 3 * n)
             lay = sd.Layout((3, n), (1, -3), 3 * (n - 1))  # lines of stride -3
             a = np_view(buf, lay)

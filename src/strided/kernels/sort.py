@@ -13,11 +13,15 @@ the positions (i64).
 =================================  ===================================================
 line                               sort
 =================================  ===================================================
-key under 8 bytes, shorter than    key and position packed in one int64 (unique, so a
-``RADIX_MIN`` x the key's bytes    tie falls to the position); insertion sort of runs
-                                   of ``_RUN``, then merges that select, not branch
-key under 8 bytes, longer          the packed keys radix sorted, a byte a pass (LSD)
-8-byte key                         merge sort as above, the positions carried beside
+key under 8 bytes, at least        key and position packed in one int64 (unique, so a
+``RADIX_MIN`` x the key's bytes    tie falls to the position), radix sorted a byte a
+                                   pass (LSD)
+other lines of at most             each element's rank counted against all the others
+``RANK_MAX`` elements              (a compare loop that vectorises; ties by position),
+                                   the element stored at its rank
+other lines                        insertion sort of runs of ``_RUN``, then merges
+                                   that select, not branch: the packed keys, or 8-byte
+                                   keys with their positions carried beside
 =================================  ===================================================
 
 One line per work unit; the lines of a chunk share the scratch.
@@ -63,6 +67,9 @@ _u = np.uint64  # unsigned scratch indices: no wraparound test per access
 # A line of packed keys is radix sorted from this many elements per byte of its key (a
 # pass each), merge sorted below; docs/benchmarks.md has the measurement that placed it.
 RADIX_MIN = 32
+# Lines up to this long that are not radix sorted are ranked: n^2 compares that run a
+# vector at a time beat a merge sort's branches; docs/benchmarks.md has the crossing.
+RANK_MAX = 128
 
 
 @_jitable
@@ -195,24 +202,28 @@ def _radix_sort(k, tk, n, passes, count):
 
 
 @_jitable
-def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min):
+def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min, rank_max):
     """Lines [lo, hi): sort each into dst (values, or positions when ``positions``).
 
     Each element becomes an integer key (``_key``).  A key under 8 bytes and a position
     under 2^31 pack into one int64 (key above, position below), unique, so the sorts move
     one array and a tie falls to the position; such lines of ``radix_min`` elements or
     more per key byte are radix sorted.  8-byte keys are merge sorted, their positions
-    carried beside them."""
+    carried beside them.  Other lines of at most ``rank_max`` elements are ranked
+    instead: an element's place is the count of keys below its own, and of equal keys
+    before it."""
     nd = shape.shape[0]
     idx = index_scratch(nd)
     width = src.itemsize
     packed = width < 8 and n < (1 << 31)
     radix = packed and n >= radix_min * width
+    rank = not radix and n <= rank_max
+    carried = 0 if packed or rank else n  # positions beside the keys
     v = np.empty(n, src.dtype)
     k = np.empty(n, np.int64)
-    tk = np.empty(n, np.int64)
-    ix = np.empty(0 if packed else n, np.int64)
-    ti = np.empty(0 if packed else n, np.int64)
+    tk = np.empty(0 if rank else n, np.int64)
+    ix = np.empty(carried, np.int64)
+    ti = np.empty(carried, np.int64)
     count = np.empty(256 * width if radix else 0, np.int64)
     back = descending and positions  # argsort descending sorts the reversed line
     pd, ps = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
@@ -224,32 +235,48 @@ def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, l
                 k[i] = (np.int64(_key(e)) << 32) | i
             else:
                 k[i] = _key(e)
-                ix[i] = i
-        if radix:
-            moved = _radix_sort(k, tk, n, width, count)
+                if carried:
+                    ix[i] = i
+        if rank:
+            for i in range(n):
+                kv = k[i]
+                r = 0
+                for j in range(n):
+                    r += np.int64(k[j] < kv)
+                if not packed:
+                    for j in range(i):
+                        r += np.int64(k[j] == kv)
+                o = pd + (n - 1 - r if descending else r) * dax
+                if positions:
+                    dst[o] = n - 1 - i if back else i
+                else:
+                    dst[o] = v[i]
         else:
-            moved = _merge_sort(k, ix, tk, ti, n, not packed)
-        rk, ri = (tk, ti) if moved else (k, ix)
-        for i in range(n):
-            j = rk[i] & 0xFFFFFFFF if packed else ri[i]
-            o = pd + (n - 1 - i if descending else i) * dax
-            if positions:
-                dst[o] = n - 1 - j if back else j
+            if radix:
+                moved = _radix_sort(k, tk, n, width, count)
             else:
-                dst[o] = v[j]
+                moved = _merge_sort(k, ix, tk, ti, n, not packed)
+            rk, ri = (tk, ti) if moved else (k, ix)
+            for i in range(n):
+                j = rk[i] & 0xFFFFFFFF if packed else ri[i]
+                o = pd + (n - 1 - i if descending else i) * dax
+                if positions:
+                    dst[o] = n - 1 - j if back else j
+                else:
+                    dst[o] = v[j]
         pd, ps = carry(shape, st, nd, idx, (pd, ps))[1]
 
 
 @njit(**_JIT)
-def _sort_s(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, units):
-    _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, 0, units, radix_min)
+def _sort_s(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, rank_max, units):
+    _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, 0, units, radix_min, rank_max)
 
 
 @njit(parallel=True, **_JIT)
-def _sort_p(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, units, count):
+def _sort_p(dst, src, shape, st, offs, n, dax, sax, positions, descending, radix_min, rank_max, units, count):
     for c in prange(count):
         lo, hi = chunk(c, count, units)
-        _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min)
+        _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min, rank_max)
 
 
 @caches.lru("sort.lines", "dst and src layouts, axis", 1024)
@@ -320,7 +347,7 @@ def _run_lines(op: str, dst, dst_layout: Layout, src, src_layout: Layout, d: int
     if src_layout.numel == 0:
         return None
     shape, st, offs, lines, dax, sax = plan_lines(dst_layout, src_layout, d)
-    args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), RADIX_MIN, lines)
+    args = (dst, src, shape, st, offs, n, dax, sax, positions, bool(descending), RADIX_MIN, RANK_MAX, lines)
     return launch_lines(_sort_s, _sort_p, args, src_layout, keep)
 
 
