@@ -202,6 +202,16 @@ def _radix_sort(k, tk, n, passes, count):
 
 
 @_jitable
+def _line_aligned_i64(n):
+    """n int64 of scratch from a 64-byte line: the rank count's vector loads then never
+    straddle two lines (np.empty's 16-byte alignment made some processes' counts twice as
+    slow as others')."""
+    buf = np.empty(n + 8, np.int64)
+    h = ((64 - (buf.ctypes.data & 63)) & 63) // 8
+    return buf[h:h + n]
+
+
+@_jitable
 def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, lo, hi, radix_min, rank_max):
     """Lines [lo, hi): sort each into dst (values, or positions when ``positions``).
 
@@ -220,7 +230,7 @@ def _sort_lines(dst, src, shape, st, offs, n, dax, sax, positions, descending, l
     rank = not radix and n <= rank_max
     carried = 0 if packed or rank else n  # positions beside the keys
     v = np.empty(n, src.dtype)
-    k = np.empty(n, np.int64)
+    k = _line_aligned_i64(n)
     tk = np.empty(0 if rank else n, np.int64)
     ix = np.empty(carried, np.int64)
     ti = np.empty(carried, np.int64)
