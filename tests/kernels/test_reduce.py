@@ -155,6 +155,47 @@ def test_arg_reduce_matches_numpy(op, dtype, data):
     check(out, before, olay, want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint32", "bool"])
+def test_arg_reduce_long_rows_match_numpy(dtype):
+    """Rows of one to several ``ARG_BLOCK`` blocks (one pass of blocks, then the kept block
+    searched): the extreme first met in a later block, ties across blocks, NaNs of both
+    signs late in a row, both zeros, rows of -inf; forwards, backwards and down the
+    columns of the transpose, as NumPy finds them."""
+    rng = np.random.default_rng(17)
+    b = red.ARG_BLOCK
+    for n in (b - 1, b, b + 1, 3 * b + 5):
+        for case in range(5):
+            if dtype == "bool":
+                a = rng.random((4, n)) < 0.02 * (case + 1)
+            elif dtype.startswith("float"):
+                a = np.round(rng.standard_normal((4, n)) * 2).astype(dtype)  # many ties
+                if case == 1:
+                    a[:, -3] = np.nan
+                    a[1, b + 2 if n > b + 2 else 0] = -np.nan
+                elif case == 2:
+                    a[:] = 0.0
+                    a[:, rng.integers(0, n, 5)] = -0.0
+                elif case == 3:
+                    a[:] = -np.inf
+                elif case == 4:
+                    a[:, n - 1] = 50.0  # the max only in the last block
+                    a[:, n // 2] = -50.0
+            else:
+                a = rng.integers(0, 4, (4, n)).astype(dtype)
+                a[:, n - 1] = 9 if case % 2 else a[:, n - 1]
+            for lay in (Layout.contiguous((4, n)), Layout.contiguous((4, n)).flip(1)):
+                for op in ("argmax", "argmin"):
+                    out = np.full(4, -7, np.int64)
+                    red.arg_reduce(op, a.ravel(), lay, 1, out, Layout.contiguous((4, 1)))
+                    np.testing.assert_array_equal(out, getattr(np, op)(view(a.ravel(), lay), axis=1),
+                                                  err_msg=f"{op} {dtype} n={n} case {case}")
+            t = np.ascontiguousarray(a.T)
+            for op in ("argmax", "argmin"):
+                out = np.full(4, -7, np.int64)
+                red.arg_reduce(op, t.ravel(), Layout.contiguous((n, 4)), 0, out, Layout.contiguous((1, 4)))
+                np.testing.assert_array_equal(out, getattr(np, op)(t, axis=0), err_msg=f"{op} {dtype} n={n} T")
+
+
 # ---------------------------------------------------------------------------
 # dispatch, parallel splits and accuracy
 

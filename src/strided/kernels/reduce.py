@@ -38,10 +38,11 @@ Sums are pairwise: runs are summed in leaves of ``BLOCK`` elements (vectorised,
 cascade (INNER); rows are added into a block accumulator that is folded into the
 total every ``FOLD`` rows (OUTER; unit-stride rows four to a pass over the accumulator,
 each column still adding them in row order).  argmax/argmin pick the first occurrence of the
-extremum, and a NaN wins (the first one): along a row (INNER) the extremum comes from max's
-or min's own leaf, then a scan stops at the first element equal to it (or the first NaN);
-OUTER keeps, per column, the strictly better element as the rows go by.  Reducing a zero-size dim gives 0 for
-sum, 1 for prod and is an error for max, min, argmax and argmin.
+extremum, and a NaN wins (the first one): along a row (INNER) one pass takes each block of
+``ARG_BLOCK`` elements' extremum from max's or min's own leaf and keeps the first best block,
+then the first element of that block equal to it (or the first NaN) is its index; OUTER
+keeps, per column, the strictly better element as the rows go by.  Reducing a zero-size dim
+gives 0 for sum, 1 for prod and is an error for max, min, argmax and argmin.
 
 max and min are exact and propagate NaN like NumPy.  Their float leaves
 (``_extreme``) compare integer keys of the bits, in which -0.0 ranks below +0.0:
@@ -67,6 +68,7 @@ import numpy as np
 
 from .common import own_name
 from .common import (
+    ARG_BLOCK,
     BLOCK,
     COMPUTABLE,
     FOLD,
@@ -635,29 +637,49 @@ def _make_reduce(comb, make_leaf):
             (OUTER, False): s_outer, (OUTER, True): njit(parallel=True, **_JIT)(p_outer)}
 
 
+@_jitable
+def _first_at(src, p, s, m, best):
+    """The first of m elements (at stride s from p) equal to best, or the first NaN when
+    best is one: a minimum of selected indices, a loop without an exit, which vectorises."""
+    nan = best != best
+    first = m
+    for k in range(m):
+        v = _dec(src[p + k * s])
+        hit = (v != v) if nan else (v == best)
+        first = min(first, k if hit else m)
+    return first
+
+
 def _make_arg(better, leaf):
     tag = better.__name__
 
     @_jitable
     def arg_run(src, p, s, r0, r1, buf):
         """The extreme of elements [r0, r1) (at stride s from p) and the first index holding
-        it.  The extreme comes from ``leaf``, the max or min reduction's own (vectorised; a
-        NaN when there is one); then a scan stops at the first element equal to it, or
-        at the first NaN: the first occurrence, as a scan keeping the strictly better
-        element finds it."""
+        it, in one pass of blocks of ``ARG_BLOCK``: each block's extreme comes from
+        ``leaf``, the max or min reduction's own (vectorised; a NaN when the block holds
+        one), and a block replaces the one kept only when strictly better, so the kept
+        block holds the first occurrence; a block with a NaN ends the pass.  Its first
+        element equal to the extreme, or its first NaN (``_first_at``), is the index a
+        scan keeping the strictly better element finds."""
         best = _dec(src[p + r0 * s])
-        for k in range(r0 + 1, r1, BLOCK):
-            m = min(BLOCK, r1 - k)
+        at = r0
+        for k in range(r0, r1, ARG_BLOCK):
+            m = min(ARG_BLOCK, r1 - k)
+            first = _dec(src[p + k * s])
             if s == 1:  # a literal stride folds the leaf's strided loop away
-                best = leaf(src, p + k, 1, m, best, buf)
+                e = leaf(src, p + k, 1, m, first, buf)
             else:
-                best = leaf(src, p + k * s, s, m, best, buf)
-        nan = best != best
-        for k in range(r0, r1):
-            v = _dec(src[p + k * s])
-            if (v != v) if nan else (v == best):
-                return best, k
-        return best, r0  # not reached: the extreme is one of the elements
+                e = leaf(src, p + k * s, s, m, first, buf)
+            if e != e:
+                best, at = e, k
+                break
+            if better(e, best):
+                best, at = e, k
+        m = min(ARG_BLOCK, r1 - at)
+        if s == 1:
+            return best, at + _first_at(src, p + at, 1, m, best)
+        return best, at + _first_at(src, p + at * s, s, m, best)
 
     def inner_outputs(src, out, kshape, kst, n, rs, soff, ooff, p0, p1):
         kidx = index_scratch(kshape.shape[0])
