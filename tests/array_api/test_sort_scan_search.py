@@ -370,6 +370,20 @@ def test_sort_kernel_paths_order_every_dtype_as_numpy(monkeypatch, radix_min, ra
                 np.testing.assert_array_equal(pos.reshape(3, n), want, err_msg=f"{dtype} {n} {descending}")
 
 
+def test_scan_lines_four_at_a_time_and_alone_give_numpys_bits():
+    """Lines run four at a time in lockstep, then the ones left one at a time: f32 running
+    sums and products along unit-stride, reversed and strided lines, and down columns,
+    bit for bit NumPy's (left to right in f32)."""
+    rng = np.random.default_rng(8)
+    for rows in (1, 3, 4, 5, 9):
+        a = rng.standard_normal((rows, 37)).astype(np.float32)
+        t = sd.asarray(a)
+        for view, want in ((t, a), (t[:, ::-1], a[:, ::-1]), (t[::-1, ::3], a[::-1, ::3])):
+            exact(sd.cumulative_sum(view, axis=1), np.cumsum(want, axis=1))
+            exact(sd.cumulative_prod(view, axis=1), np.cumprod(want, axis=1))
+            exact(sd.cumulative_sum(view.mT, axis=0), np.cumsum(want.T, axis=0))
+
+
 def test_parallel_lines(monkeypatch):
     """Above the threshold the lines run in chunks under prange (sorts and scans): same results."""
     monkeypatch.setattr(ksort, "PARALLEL_MIN", 1)

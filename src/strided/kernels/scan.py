@@ -41,41 +41,44 @@ _JIT = dict(cache=True, error_model="numpy")
 SCAN_OPS = ("sum", "prod")
 NUMERIC = frozenset(d for d in NATIVE if d.kind != "b")
 _BOOL = (np.dtype(np.bool_),)
+_u = np.uint64
 
 
 @_jitable
 def _scan_lines(dst, src, shape, st, offs, n, dax, sax, prod, lo, hi):
-    """Lines [lo, hi).  Lines that are not unit-stride in both operands run four at a time
-    in lockstep while four are left: neighbouring lines (a scan down the columns) then
-    share each cache line they load, and the four running values are chains that overlap.
-    Unit-stride lines run one at a time: their loads stream, and four such lines in
-    lockstep ran slower (docs/benchmarks.md).  Each line accumulates left to right
-    either way, so the values are the one-line loop's."""
+    """Lines [lo, hi), four at a time in lockstep while four are left: their four running
+    values are chains that overlap, where one line's additions each wait for the last,
+    and neighbouring strided lines (a scan down the columns) share each cache line they
+    load.  Each line accumulates left to right, so the values are the one-line loop's.
+    Positions index as unsigned integers: they are never negative, and a signed index
+    costs a wraparound test per access (which made four unit-stride lines in lockstep
+    slower than one at a time)."""
     nd = shape.shape[0]
     idx = index_scratch(nd)
     one = dst.dtype.type(1) if prod else dst.dtype.type(0)
     pd, ps = seek(lo, shape, st, nd, idx, (offs[0], offs[1]))
     t = lo
-    while t + 4 <= hi and not (sax == 1 and dax == 1):
+    while t + 4 <= hi:
         d0, s0 = pd, ps
         d1, s1 = carry(shape, st, nd, idx, (d0, s0))[1]
         d2, s2 = carry(shape, st, nd, idx, (d1, s1))[1]
         d3, s3 = carry(shape, st, nd, idx, (d2, s2))[1]
         a0 = a1 = a2 = a3 = one
         for i in range(n):
-            v0, v1, v2, v3 = src[s0 + i * sax], src[s1 + i * sax], src[s2 + i * sax], src[s3 + i * sax]
+            v0, v1, v2, v3 = src[_u(s0 + i * sax)], src[_u(s1 + i * sax)], src[_u(s2 + i * sax)], src[_u(s3 + i * sax)]
             a0, a1, a2, a3 = (a0 * v0, a1 * v1, a2 * v2, a3 * v3) if prod else (a0 + v0, a1 + v1, a2 + v2, a3 + v3)
-            dst[d0 + i * dax] = a0
-            dst[d1 + i * dax] = a1
-            dst[d2 + i * dax] = a2
-            dst[d3 + i * dax] = a3
+            dst[_u(d0 + i * dax)] = a0
+            dst[_u(d1 + i * dax)] = a1
+            dst[_u(d2 + i * dax)] = a2
+            dst[_u(d3 + i * dax)] = a3
         pd, ps = carry(shape, st, nd, idx, (d3, s3))[1]
         t += 4
     for _ in range(t, hi):
         acc = one
         for i in range(n):
-            acc = acc * src[ps + i * sax] if prod else acc + src[ps + i * sax]
-            dst[pd + i * dax] = acc
+            v = src[_u(ps + i * sax)]
+            acc = acc * v if prod else acc + v
+            dst[_u(pd + i * dax)] = acc
         pd, ps = carry(shape, st, nd, idx, (pd, ps))[1]
 
 
