@@ -76,7 +76,7 @@ BLOCK = 4096
 # argmax/argmin along a row: elements per block of their one pass, each block's extreme
 # from the max or min leaf; the first occurrence is then sought in one block, so a longer
 # block costs more search and a shorter one more leaf calls (docs/benchmarks.md).
-ARG_BLOCK = 128
+ARG_BLOCK = 256
 # OUTER: rows added into a block accumulator before it is folded into the total, so that no
 # sum runs long sequentially (the OUTER counterpart of the pairwise cascade).
 FOLD = 64

@@ -640,11 +640,12 @@ def _make_reduce(comb, make_leaf):
 @_jitable
 def _first_at(src, p, s, m, best):
     """The first of m elements (at stride s from p) equal to best, or the first NaN when
-    best is one: a minimum of selected indices, a loop without an exit, which vectorises."""
+    best is one: a minimum of selected indices, a loop without an exit, which vectorises
+    (its positions unsigned: a signed index costs a wraparound test per load)."""
     nan = best != best
     first = m
     for k in range(m):
-        v = _dec(src[p + k * s])
+        v = _dec(src[np.uint64(p + k * s)])
         hit = (v != v) if nan else (v == best)
         first = min(first, k if hit else m)
     return first
