@@ -130,8 +130,9 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
             else:
                 body += ["for k in range(m):", f"    ov[k] = {store_('ov', call(args))}"]
             bcast.append((cond, body))
-    general = ["for k in range(m):",
-               f"    out[po + k * so] = {store_('out', call([load_(f'x{i}[p{i} + k * s{i}]') for i in range(n)]))}"]
+    # Unsigned positions (``u``): a signed index costs a wraparound test per access.
+    loads = [load_(f"x{i}[u(p{i} + k * s{i})]") for i in range(n)]
+    general = ["for k in range(m):", f"    out[u(po + k * so)] = {store_('out', call(loads))}"]
     # One loop over the runs per path and set of stride-0 inputs, chosen once (both are the
     # same for every run of a call): a loop whose body switches between several runs' code
     # costs each run about 17 ns more (docs/benchmarks.md), a tenth of a 128-element row's
@@ -251,6 +252,7 @@ KERNELS = {{
 
 
 _IMPORTS = """import numpy as np
+from numpy import uint64 as u
 from numba import njit, prange
 
 from strided.kernels.common import TILE_PAD
