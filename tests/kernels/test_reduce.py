@@ -546,16 +546,15 @@ def test_max_min_half_rows_with_special_values(dname, n, step, outer):
         np.testing.assert_array_equal(got, want)
 
 
-def test_row_reductions_go_parallel_from_a_lower_threshold_than_others(monkeypatch):
-    # A row reduction's threads each sum whole rows: it pays for its launch from fewer
-    # elements (docs/benchmarks.md has the measurements behind both thresholds).
-    from strided.kernels.common import REDUCE_FACTOR, ROW_REDUCE_FACTOR
+def test_row_and_column_reductions_go_parallel_from_one_threshold(monkeypatch):
+    # Row sums split the rows between the threads, column sums split the rows one part a
+    # thread: both pay for the launch from the same size (docs/benchmarks.md).
+    from strided.kernels.common import REDUCE_FACTOR
 
     monkeypatch.setattr(red, "get_num_threads", lambda: 2)
-    assert ROW_REDUCE_FACTOR < REDUCE_FACTOR
-    rows = PARALLEL_MIN * ROW_REDUCE_FACTOR // 512
+    rows = PARALLEL_MIN * REDUCE_FACTOR // 512
     at, below = Layout.contiguous((rows, 512)), Layout.contiguous((rows - 1, 512))
-    assert red.plan(at, (1,)).parallel and not red.plan(below, (1,)).parallel
-    assert not red.plan(at, (0,)).parallel  # a column reduction of the same size stays on one thread
-    big = Layout.contiguous((PARALLEL_MIN * REDUCE_FACTOR // 512, 512))
-    assert red.plan(big, (0,)).parallel
+    for dims in ((1,), (0,)):
+        assert red.plan(at, dims).parallel and not red.plan(below, dims).parallel
+    p = red.plan(at, (0,))
+    assert p.nrsplit == 2 and p.nchunks == 2  # one part of the rows a thread

@@ -33,11 +33,9 @@ PARALLEL_MIN = 1 << 15
 LIGHT_OP_FACTOR = 2
 # Reductions go parallel only from this multiple of PARALLEL_MIN: the serial reduction
 # runs at memory speed while its source fits in one core's cache, and below it the launch
-# and the partial results cost more.
-REDUCE_FACTOR = 12
-# A reduction along the innermost dim (``sum(1)`` of a row-major matrix: each thread sums
-# whole rows, nothing to combine afterwards) pays for its launch from this smaller multiple.
-ROW_REDUCE_FACTOR = 8
+# and the partial results cost more.  Row sums (each thread sums whole rows) and column
+# sums (the rows split one part a thread) break even at the same size.
+REDUCE_FACTOR = 8
 # Parallel work is cut into this many chunks per thread.  numba's tbb and workqueue layers
 # hand them out one at a time, so a thread that the OS preempts (a busy machine) holds up
 # one small chunk, not a fixed share; its OpenMP layer runs them as a static schedule.

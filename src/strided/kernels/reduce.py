@@ -26,9 +26,9 @@ fill     sum/prod of a source with no           ``_fill`` writes the identity (o
          of size 1
 =======  =====================================  ==================================
 
-From ``PARALLEL_MIN * REDUCE_FACTOR`` source elements (``ROW_REDUCE_FACTOR`` for a reduction
-along the innermost dim, whose threads sum whole rows) the work runs under ``prange``,
-``CHUNKS_PER_THREAD`` chunks per thread handed out dynamically; split reductions (partial results)
+From ``PARALLEL_MIN * REDUCE_FACTOR`` source elements the work runs under ``prange``,
+``CHUNKS_PER_THREAD`` chunks per thread handed out dynamically (a column reduction's rows
+split one part a thread); split reductions (partial results)
 are combined in order at the end.
 
 Accuracy.  The accumulator has the output's dtype (the caller chooses: f32
@@ -75,7 +75,6 @@ from .common import (
     NATIVE,
     PARALLEL_MIN,
     REDUCE_FACTOR,
-    ROW_REDUCE_FACTOR,
     STACK,
     check_buffer,
     check_in_buffer,
@@ -835,8 +834,7 @@ def _check(op: str, src, src_layout: Layout, dims, out, out_layout: Layout) -> t
 
 
 def _plan(src_layout: Layout, out_layout: Layout, dims: tuple, for_arg: bool = False) -> ReducePlan:
-    return plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR,
-                           PARALLEL_MIN * ROW_REDUCE_FACTOR)[0]
+    return plan_and_arrays(src_layout, out_layout, dims, for_arg, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR)[0]
 
 
 def plan(src_layout: Layout, dims, out_layout: Layout | None = None) -> ReducePlan:
@@ -916,8 +914,7 @@ def _runner(op: str, src_layout: Layout, out_layout: Layout, dims: tuple, acc: n
     the dtype of every src it will be given (``_prepared``'s), a serial run calls the kernel's
     compiled entry (``walk.direct``)."""
     p, (kshape, kst, rshape, rst) = plan_and_arrays(
-        src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR,
-        PARALLEL_MIN * ROW_REDUCE_FACTOR
+        src_layout, out_layout, dims, False, get_num_threads(), PARALLEL_MIN * REDUCE_FACTOR
     )
     ident = _identity(op, acc)
     k = _kernel_set(op)[(p.case, p.parallel)]

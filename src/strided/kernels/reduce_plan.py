@@ -126,9 +126,9 @@ class ReducePlan:
 
 
 @caches.lru("reduce.plans", "layouts, dims, thread count, thresholds", 1024)
-def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min=None):
+def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_min):
     """The plan and the integer arrays the kernels take, cached per layouts (and settings)."""
-    p = choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min)
+    p = choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min)
     arrays = (
         np.array(p.kshape, dtype=np.int64),
         np.array(p.kstrides, dtype=np.int64).reshape(2, len(p.kshape)),
@@ -140,10 +140,9 @@ def plan_and_arrays(src_layout, out_layout, dims, for_arg, nthreads, parallel_mi
     return p, arrays
 
 
-def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_parallel_min=None) -> ReducePlan:
-    """The plan for ``nthreads`` threads, parallel from ``parallel_min`` source elements, or
-    from ``rows_parallel_min`` where given for a reduction (not an arg one) along the
-    innermost dim (see ``strided.kernels.reduce``'s docstring for the paths)."""
+def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min) -> ReducePlan:
+    """The plan for ``nthreads`` threads, parallel from ``parallel_min`` source elements
+    (see ``strided.kernels.reduce``'s docstring for the paths)."""
     nd = src_layout.ndim
     red = set(dims)
     ob = Layout(
@@ -168,8 +167,6 @@ def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_p
     rshape = tuple(shape[i] for i in rd)
     rstrides = tuple(ss[i] for i in rd)
     numel = src_layout.numel
-    if case == INNER and not for_arg and rows_parallel_min is not None:
-        parallel_min = rows_parallel_min
     parallel = numel >= parallel_min and nthreads > 1
     # Several chunks per thread, handed out dynamically: a thread that the OS
     # preempts on a busy machine does not hold the others up.
@@ -191,9 +188,10 @@ def choose(src_layout, out_layout, dims, for_arg, nthreads, parallel_min, rows_p
         if for_arg:
             # no partial vectors for arg reductions: split the columns finer instead
             width = max(1, min(width, -(-n_in // -(-want // nko))))
-        else:
-            # split the rows: each part reads whole rows forwards into its own partial vector
-            nrsplit = max(1, min(-(-want // (nko * -(-n_in // width))), nr // SPLIT_ROWS))
+        elif nko * -(-n_in // width) < nthreads:
+            # split the rows, one part a thread: each part reads whole rows forwards into its
+            # own partial vector, and more parts than threads cost more than they balance
+            nrsplit = max(1, min(-(-nthreads // (nko * -(-n_in // width))), nr // SPLIT_ROWS))
     ncol = -(-n_in // width)
     items = nko * ncol * nrsplit
     nchunks = min(want, items) if parallel else 1
