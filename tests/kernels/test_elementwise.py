@@ -710,6 +710,35 @@ def test_float_math_vectorises(op, dtype):
     assert not re.search(r"call [^\n]*@(llvm\.)?(log|exp)", ir), op
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_heavy_ops_on_strided_runs_gather_in_stages(dtype):
+    """A heavy op's strided runs gather their inputs STAGE elements at a time into stack
+    buffers: runs of several stages (and a partial one), strides 2 and -3, a broadcast
+    input, and a strided output (the unstaged loop) give the dense path's bits, which are
+    NumPy's within the ops' tolerance."""
+    from strided.kernels.common import STAGE
+
+    rng = np.random.default_rng(21)
+    n = 3 * STAGE + 7
+    x = (rng.standard_normal(4 * n) * 3).astype(dtype)
+    y = (rng.random(4 * n) + 0.5).astype(dtype)
+    dense = Layout.contiguous((2, n))
+    for xl in (Layout((2, n), (2 * n, 2), 0), Layout((2, n), (1, -3), 3 * (n - 1) + 1)):
+        xv = view(x, xl).copy()
+        for ol in (dense, Layout((2, n), (1, 2), 0)):
+            out, ref = np.zeros(4 * n, dtype), np.empty(2 * n, dtype)
+            ew.unary("exp", x, xl, out, ol)
+            ew.unary("exp", xv.ravel(), dense, ref, dense)
+            assert view(out, ol).tobytes() == ref.reshape(2, n).tobytes()
+            np.testing.assert_allclose(view(out, ol), np.exp(xv), rtol=4e-7 if dtype == "float32" else 1e-15)
+        yl = Layout((2, n), (0, 1), 0)  # one row read by both: stride 0 between rows
+        out, ref = np.zeros(2 * n, dtype), np.empty(2 * n, dtype)
+        ew.binary("atan2", x, xl, y, yl, out, dense)
+        ew.binary("atan2", xv.ravel(), dense, np.tile(y[:n], 2), dense, ref, dense)
+        assert out.tobytes() == ref.tobytes()
+        np.testing.assert_allclose(out.reshape(2, n), np.arctan2(xv, view(y, yl)), rtol=2e-6, atol=1e-7)
+
+
 def test_relu_and_extrema_keep_nan():
     x = np.array([np.nan, -1.0, 2.0, -np.inf, np.inf, -0.0], np.float32)
     y = np.array([1.0, np.nan, np.nan, 0.0, 3.0, 0.0], np.float32)

@@ -65,6 +65,9 @@ TILE_FLOOR = 64
 # Scratch tile rows are padded by this many elements, so that the rows of a tile do not
 # share cache sets.
 TILE_PAD = 16
+# A heavy op's strided run gathers its inputs this many elements at a time into stack
+# buffers, so that the op itself runs as a vector loop (``loops``).
+STAGE = 256
 
 # ---------------------------------------------------------------------------
 # reduce

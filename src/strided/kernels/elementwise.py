@@ -165,7 +165,7 @@ def _kernel_set(op: str, comp: str) -> dict:
             args = ", ".join(f"a{i}" for i in range(e.arity))
             src = (f"from strided.kernels.optable import OPS\n\nF = OPS[{op!r}].fn({comp!r})\n\n\n"
                    f"def expr({args}):\n    return F({args})\n")
-            ks = kernel_set(e.arity, src, f"{op}_{comp}")
+            ks = kernel_set(e.arity, src, f"{op}_{comp}", staged=e.heavy and comp in ("float32", "float64"))
         _KERNELS.put(key, ks)
     return ks
 

@@ -103,7 +103,7 @@ def _indent(lines, n):
     return "\n".join(" " * n + line for line in lines)
 
 
-def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
+def _runs(n: int, load_, store_, zeros=None, paths=(0, 1), staged=False) -> str:
     xs = [f"x{i}" for i in range(n)]
     b = [f"b{i}" for i in range(n)]
     p = [f"p{i}" for i in range(n)]
@@ -133,6 +133,19 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
     # Unsigned positions (``u``): a signed index costs a wraparound test per access.
     loads = [load_(f"x{i}[u(p{i} + k * s{i})]") for i in range(n)]
     general = ["for k in range(m):", f"    out[u(po + k * so)] = {store_('out', call(loads))}"]
+    if staged:
+        # LLVM keeps a loop with a strided load scalar: a heavy op's strided inputs are
+        # gathered into stack buffers, STAGE elements at a time, and the op runs as a vector
+        # loop over them (a light op's gather would cost more than its loop)
+        gather = [x for i in range(n)
+                  for x in ("for k in range(c):", f"    g{i}[k] = x{i}[u(p{i} + (k0 + k) * s{i})]")]
+        general = ["if so == 1:", "    k0 = 0", "    while k0 < m:", "        c = min(STAGE, m - k0)",
+                   *["        " + x for x in gather],
+                   "        w = out[po + k0 : po + k0 + c]",
+                   "        for k in range(c):",
+                   f"            w[k] = {store_('w', call([load_(f'g{i}[k]') for i in range(n)]))}",
+                   "        k0 += c",
+                   "else:", *["    " + x for x in general]]
     # One loop over the runs per path and set of stride-0 inputs, chosen once (both are the
     # same for every run of a call): a loop whose body switches between several runs' code
     # costs each run about 17 ns more (docs/benchmarks.md), a tenth of a 128-element row's
@@ -178,6 +191,7 @@ def _runs(n: int, load_, store_, zeros=None, paths=(0, 1)) -> str:
         "so = st[0, nd - 1]",
         *[f"s{i} = st[{i + 1}, nd - 1]" for i in range(n)],
         "idx = index_scratch(nd)",
+        *([f"g{i} = stack_scratch(STAGE, x{i}.dtype)" for i in range(n)] if staged else []),
         "row = lo // inner",
         "j = lo - row * inner",
         f"bo, {', '.join(b)} = seek(row, shape, st, nd - 1, idx, ({offs},))",
@@ -255,15 +269,15 @@ _IMPORTS = """import numpy as np
 from numpy import uint64 as u
 from numba import njit, prange
 
-from strided.kernels.common import TILE_PAD
+from strided.kernels.common import STAGE, TILE_PAD
 from strided.kernels.half import dec, enc
 from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
-from strided.kernels.walk import aligned_run, carry, index_scratch, seek, unpack
+from strided.kernels.walk import aligned_run, carry, index_scratch, seek, stack_scratch, unpack
 """
 
 
 def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros: tuple | None = None,
-               paths: tuple = (0, 1)) -> dict:
+               paths: tuple = (0, 1), staged: bool = False) -> dict:
     """The four kernels ``{(tiled, parallel): dispatcher}`` of an expression of ``n`` inputs.
 
     ``expr_source`` defines ``expr(a0, ..., a<n-1>)`` (compiled as a jitable helper) and
@@ -273,11 +287,13 @@ def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros:
     without it, every set is written out up to ``BCAST_MAX`` inputs.  ``paths``: the fast
     paths (DENSE 0, BCAST 1) the runs are written with, the general loop serving the rest: a
     kernel generated for one plan compiles the one path it takes (compile time grows with
-    each copy of the expression)."""
+    each copy of the expression).  ``staged``: a strided run with a unit-stride output
+    gathers its inputs into stack buffers (``STAGE`` at a time) and runs the expression as a
+    vector loop over them, for heavy expressions of integer or float inputs."""
     load_, store_ = _MODES[mode]
     xs = ", ".join(f"x{i}" for i in range(n))
     source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n"
-              + _runs(n, load_, store_, zeros, paths)
+              + _runs(n, load_, store_, zeros, paths, staged)
               + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
     return load(source, tag).KERNELS
 
