@@ -181,6 +181,25 @@ def test_several_outputs_and_zero_size_tensors():
     _check(lambda x: ((x + 1).exp(), x.t() - 1), x)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "bool"])
+def test_heavy_chains_over_strided_runs_give_eagers_bits(dtype):
+    """A heavy expression's strided runs gather integer and float inputs in stages (runs of
+    several stages and a partial one, strides 2 and -3, a broadcast row); bool inputs take
+    the direct loop.  Either way the answer is eager's, and NumPy's within float32's error."""
+    from strided.kernels.common import STAGE
+
+    n = 3 * STAGE + 7
+    x = sd.from_numpy(_values(dtype, 6 * n).reshape(2, 3 * n))
+    y = sd.from_numpy(np.abs(_values(np.float32, n)) + 0.5)
+    fn = lambda x, y: ((x * 0.25).exp() * y).tanh() + (y * 2).log()
+    for v in (x[:, ::3][:, :n], x[:, ::-3][:, :n], x[:, 1::2][:, :n]):
+        got = _check(fn, v, y)
+        w = y.numpy().astype(np.float64)
+        ref = np.tanh(np.exp(v.numpy().astype(np.float64) * 0.25) * w) + np.log(2 * w)
+        np.testing.assert_allclose(got.numpy().astype(np.float64), ref, rtol=1e-2 if dtype == "float16" else 2e-6,
+                                   atol=1e-6)
+
+
 # -- calls, caches, constants ------------------------------------------------------------------------
 
 

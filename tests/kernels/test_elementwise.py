@@ -876,3 +876,29 @@ def test_rejects_bad_operands():
     with pytest.raises(StridedError):
         ew.binary("nope", buf, L, buf, L, out, L)
     assert (out == 7.0).all()
+
+
+def test_a_chain_of_heavy_ops_is_inlined_into_vector_loops():
+    """A fused chain of two transcendental functions, compiled after both functions were
+    compiled for eager kernels, is computed inside the loops (no call per element, which
+    would keep the loop scalar): the expression's IR goes into each loop."""
+    import re
+
+    from numba import njit, types
+
+    from strided.kernels.loops import kernel_set
+
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    L = Layout.contiguous((64,))
+    for op in ("exp", "tanh"):
+        ew.unary(op, x, L, np.empty(64, np.float32), L)
+    src = ("from strided.kernels.optable import OPS\n\n"
+           "E = OPS['exp'].fn('float32')\nT = OPS['tanh'].fn('float32')\n\n\n"
+           "def expr(a0):\n    return T(E(a0))\n")
+    runs = njit(error_model="numpy")(kernel_set(1, src, "test_chain")[(False, False)].py_func)
+    arr = types.Array(types.float32, 1, "C")
+    sig = (arr, arr, types.Array(types.int64, 2, "C", readonly=True), types.int64, types.int64)
+    runs.compile(sig)
+    ir = runs.inspect_llvm(sig)
+    assert not re.search(r"call [^\n]*expr", ir), "the expression is called, not inlined"
+    assert re.search(r"<\d+ x float>", ir), "no loop over the expression is vectorised"

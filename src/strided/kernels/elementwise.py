@@ -486,8 +486,11 @@ def expression_kernel(source, out_layout: Layout, layouts: tuple, dtypes: tuple)
     # a kernel made for these layouts is written with their one fast path (less to compile)
     zeros = tuple(s[-1] == 0 for s in p.strides[1:]) if p is not None and p.path == BCAST else None
     fast = (p.path,) if p is not None and p.path in (DENSE, BCAST) else ()
+    # a heavy expression's strided runs gather their inputs in stages, as a heavy op's do, where
+    # the stack buffers can hold them (integer and float bits; not bool or complex)
+    staged = source.heavy and all(np.dtype(d).kind in "fiu" for d in dtypes[1:])
     ks = kernel_set(source.nuses, _EXPR_HEAD + ops + "\n\n" + source.body, f"fused{source.nuses}", zeros=zeros,
-                    paths=fast)
+                    paths=fast, staged=staged)
     k = ExpressionKernel()
     k.module, k.settle = next(iter(ks.values())).py_func.__module__, None
     if not out_layout.numel:

@@ -30,7 +30,7 @@ from itertools import combinations
 from .codegen import load
 from .walk import seek
 
-from numba import types  # numba comes after strided.threads
+from numba import njit, types  # numba comes after strided.threads
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
@@ -39,6 +39,10 @@ __all__ = ["kernel_set", "BCAST_MAX", "jitable", "chunk_driver", "compiled_at"]
 BCAST_MAX = 2
 
 jitable = register_jitable(error_model="numpy")
+# The expression goes into each loop of its kernel as numba IR.  Left to LLVM's inliner, a
+# chain of two transcendental functions stayed a call per element (which keeps a loop
+# scalar) whenever those functions had been compiled before for other kernels.
+inlined = njit(error_model="numpy", inline="always")
 
 
 @jitable
@@ -271,7 +275,7 @@ from numba import njit, prange
 
 from strided.kernels.common import STAGE, TILE_PAD
 from strided.kernels.half import dec, enc
-from strided.kernels.loops import jitable, tile_coords, tile_load, tile_store
+from strided.kernels.loops import inlined, jitable, tile_coords, tile_load, tile_store
 from strided.kernels.walk import aligned_run, carry, index_scratch, seek, stack_scratch, unpack
 """
 
@@ -292,7 +296,7 @@ def kernel_set(n: int, expr_source: str, tag: str, mode: str = "compute", zeros:
     vector loop over them, for heavy expressions of integer or float inputs."""
     load_, store_ = _MODES[mode]
     xs = ", ".join(f"x{i}" for i in range(n))
-    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = jitable(expr)\n\n\n"
+    source = (_IMPORTS + expr_source.strip() + "\n\n\nexpr = inlined(expr)\n\n\n"
               + _runs(n, load_, store_, zeros, paths, staged)
               + "\n\n" + _tiles(n, load_, store_) + _DRIVERS.format(xs=xs))
     return load(source, tag).KERNELS
