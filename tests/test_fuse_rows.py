@@ -259,3 +259,26 @@ def test_a_second_process_loads_the_row_kernel_from_the_cache(tmp_path):
     first, second = twice(code, tmp_path)
     assert first == ["0", "1"]  # compiled
     assert second == ["1", "0"]  # loaded, no compile
+
+
+def test_a_row_program_of_heavy_chains_computes_them_inside_its_loops():
+    """Each expression of a row program goes into the row loops (a call per element, which
+    LLVM left for a chain of two transcendental functions, keeps the loops scalar), and the
+    answer is eager's."""
+    import re
+    import sys
+
+    from numba import njit
+
+    x = sd.from_numpy(_array((4, 3 * BLOCK // 4 + 5), np.float32))
+    fn = lambda x: (x.exp().tanh() - x.max(-1, keepdim=True)).sum(-1)
+    f = sd.fuse(fn, strict=True)
+    _same(f(x), fn(x))
+    module = sys.modules[re.search(r"kernel (strided_kernel_rows\S+)", f.explain(x)).group(1)]
+    sig = module.SERIAL.signatures[0]
+    rows = njit(error_model="numpy")(module.rows)  # compiled here, where its IR can be read
+    rows.compile(sig)
+    ir = rows.inspect_llvm(sig)
+    for name in (k for k in vars(module) if re.fullmatch(r"e\d+", k)):  # numba mangles e0 as 2e0B...
+        assert not re.search(rf"call [^\n]*{len(name)}{name}B", ir), f"{name} is called, not inlined"
+    assert re.search(r"<\d+ x float>", ir), "no row loop is vectorised"

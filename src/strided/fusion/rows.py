@@ -182,7 +182,7 @@ class _Writer:
         self.nexpr += 1
         body = re.sub(r"\bF(\d+)\b", rf"E{j}F\1", src.body).replace("def expr(", f"def e{j}(", 1)
         self.defs += [f"E{j}F{f[1:]} = OPS[{op!r}].fn({comp!r})" for f, op, comp in src.ops]
-        self.defs += [body, f"e{j} = jitable(e{j})"]
+        self.defs += [body, f"e{j} = inlined(e{j})"]
         order = sorted(atoms, key=atoms.get)
         args = ", ".join(self._atom_code(a, ctx) for a in order)
         # explain's names: leaves as the kernel reads them, scratch rows and row scalars by node
@@ -233,7 +233,7 @@ from numba import njit
 from strided.kernels.common import BLOCK, STACK
 from strided.kernels.half import (bf16_bits_as_f16_bits, bf16_bits_as_f32, f16_bits_as_f32, f32_as_bf16_bits,
                                   f32_as_f16_bits, f64_as_f16_bits)
-from strided.kernels.loops import jitable
+from strided.kernels.loops import inlined
 from strided.kernels.optable import OPS
 from strided.kernels.reduce import row_parts
 from strided.kernels.walk import carry, seek
