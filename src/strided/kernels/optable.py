@@ -169,9 +169,9 @@ unary("tanh", {"float32": S.tanhf, "float64": "tanh", "c": S.ctanh_special}, FLO
       lambda x, y, g: g * (1 - y * y), heavy=True, api="tanh", ufunc="tanh")
 unary("sigmoid", {"float32": S.sigmoidf, "float64": S.sigmoidd}, FLOAT, "float", lambda x, y, g: g * y * (1 - y),
       heavy=True)
-unary("sin", {"f": "sin", "c": "csin"}, FLOAT_C, "float", lambda x, y, g: g * x.cos(), heavy=True, api="sin",
-      ufunc="sin")
-unary("cos", {"f": "cos", "c": "ccos"}, FLOAT_C, "float", lambda x, y, g: -(g * x.sin()), heavy=True,
+unary("sin", {"float32": S.sinf, "f": "sin", "c": "csin"}, FLOAT_C, "float", lambda x, y, g: g * x.cos(),
+      heavy=True, api="sin", ufunc="sin")
+unary("cos", {"float32": S.cosf, "f": "cos", "c": "ccos"}, FLOAT_C, "float", lambda x, y, g: -(g * x.sin()), heavy=True,
       api="cos", ufunc="cos")
 unary("sign", {"c": S.sign_complex, "": S.sign_real}, NUMERIC_C, "same", _ZERO, api="sign", ufunc="sign")
 unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambda x, y, g: -(g * y * y),

@@ -28,9 +28,12 @@ exp within one step).  tanh stays within 1.3 ulp and sigmoid within 2.3 (f32).  
 libm's result was correctly rounded ours may differ from it, and from NumPy's, by 1 ulp.
 Zeros (and log1p's signed zeros), negatives, infinities, NaN, overflow and underflow give
 NumPy's results; log2 of a power of 2 and log10 of an exact power of 10 are exact.
-Complex numbers, f64 tanh and the other functions call the primitives.  exp's last step,
-p 2^n rounded once (``scale2f``, ``scale2d``), is the one place the CPU compiles another
-form than device code: one vscalef on an AVX-512 target, the same bits.
+f32 sin and cos (``sinf``, ``cosf``) reduce their argument exactly over the whole f32
+range and compute in f64, rounded once: within 0.51 ulp (NumPy's own f32 sin and cos reach
+1.5); the CPU compiles them, device code calls its own.  Complex numbers, f64 tanh, sin and
+cos and the other functions call the primitives.  exp's last step, p 2^n rounded once
+(``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
+code: one vscalef on an AVX-512 target, the same bits.
 
 Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
 special-case tables (C99 Annex G) where a part is infinite or NaN (``regular`` is False);
@@ -47,7 +50,7 @@ from ..core import caches
 from ..core import threads as _threads  # noqa: F401  (before numba)
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
@@ -70,7 +73,8 @@ def portable(fn=None, *, contract: bool = False, cpu=None):
         if cpu is None:
             register_jitable(**opts)(f)
         else:
-            overload(f, jit_options=opts, strict=False)(lambda *args: cpu)
+            # inlined as numba IR: LLVM's inliner leaves a large body a call, which keeps a loop scalar
+            overload(f, jit_options=opts, strict=False, inline="always")(lambda *args: cpu)
         PORTABLE[f.__name__] = f
         return f
 
@@ -196,6 +200,21 @@ def _ldexp(typingctx, x, n):
     return x(x, types.int32), codegen
 
 
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a b + c rounded once (LLVM's fma: one instruction per vector on an FMA CPU), whatever
+    fastmath flags the function it is inlined into compiles with."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ty = context.get_value_type(a)
+        fnty = ir.FunctionType(ty, [ty, ty, ty])
+        return builder.call(cgutils.get_or_insert_function(builder.module, fnty, f"llvm.fma.f{a.bitwidth}"), args)
+
+    return a(a, a, a), codegen
+
+
 @register_jitable
 def _scale2_vscalef(p, z):
     return _ldexp(p, np.int32(z))
@@ -249,6 +268,108 @@ def tanhf(x):
     small = ((((TP0 * z + TP1) * z + TP2) * z + TP3) * z + TP4) * z * x + x
     return big if ax > F32(0.625) else small
 
+
+
+# -- f32 sin and cos ------------------------------------------------------------------------
+# An f32's sine and cosine are computed in f64 and rounded once.  |x| = (j + f) pi/2 with j an
+# integer, whose last two bits pick the quadrant, and |f| <= 1/2.  Below 2^24, j pi/2 comes off
+# in three parts of pi/2 (Cody and Waite), j times each of the first two exact.  From 2^24 on,
+# |x| = m 2^k with m a 24-bit integer, and |x| 2/pi mod 4 = m ((2^k 2/pi) mod 4) mod 4: a
+# table holds (2^k 2/pi) mod 4 for every k an f32 reaches, in four chunks of 26 bits at fixed
+# places, so that m times each chunk is exact, the first two sum exactly once the first is
+# taken mod 4, and f keeps about 75 bits below the point (an f32 comes no closer than 2^-32
+# to a multiple of pi/2).  Both ways are computed for every element and one is selected:
+# a loop of them vectorises.
+def _trig_table() -> np.ndarray:
+    bits = 360
+    guard = bits + 24
+
+    def atan_inv(n):  # atan(1/n) 2^guard, by its series on integers
+        total = term = (1 << guard) // n
+        k, n2 = 1, n * n
+        while term:
+            term //= n2
+            total += (-1) ** k * (term // (2 * k + 1))
+            k += 1
+        return total
+
+    pi = (16 * atan_inv(5) - 4 * atan_inv(239)) >> (guard - bits)  # pi 2^bits
+    two_over_pi = (1 << (2 * bits + 1)) // pi  # 2/pi 2^bits
+    table = np.empty((105, 4))
+    for k in range(105):
+        c = (two_over_pi << k) & ((1 << (bits + 2)) - 1)  # (2^k 2/pi) mod 4, in units of 2^-bits
+        for i in range(4):
+            low = 2 - 26 * (i + 1)  # chunk i: the bits of weight 2^(1 - 26 i) down to 2^low
+            table[k, i] = float((c >> (bits + low)) & ((1 << 26) - 1)) * 2.0**low
+    return table
+
+
+TRIG_TABLE = _trig_table()
+TRIG_SMALL = 2.0**24
+TWO_OVER_PI = 0.6366197723675814
+PIO2_1, PIO2_2, PIO2_3 = 1.570796325802803, 9.920935739593517e-10, 5.721188726109832e-18  # 29, 29, 53 bits
+SC1, SC2, SC3, SC4, SC5 = -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800  # Taylor: 1e-11 on |r| <= pi/4
+CC1, CC2, CC3, CC4, CC5 = -1 / 2, 1 / 24, -1 / 720, 1 / 40320, -1 / 3628800
+
+
+@njit(error_model="numpy", inline="always")  # inlined: a call keeps a loop scalar
+def _sin_cos_parts(x):
+    """(quadrant, sin r, cos r) for an f32 x: |x| = (quadrant + 4n) pi/2 + r, the quadrant
+    an f64 (an integer one keeps the loop scalar).  Inlined as numba IR, so the products
+    that must be fused are written as such (``_fma``)."""
+    ax = abs(x)
+    a = np.float64(ax)
+    small = a if a < TRIG_SMALL else TRIG_SMALL
+    j = np.floor(_fma(small, TWO_OVER_PI, 0.5))
+    r = _fma(-j, PIO2_3, _fma(-j, PIO2_2, _fma(-j, PIO2_1, small)))
+    bits = f32_bits(ax)
+    m = np.float64((bits & 0x7FFFFF) | 0x800000)
+    k = min(max(((bits >> 23) & 0xFF) - 150, 0), 104)
+    p0 = m * TRIG_TABLE[k, 0]
+    t = _fma(m, TRIG_TABLE[k, 1], _fma(-4.0, np.floor(p0 * 0.25), p0))
+    jl = np.floor(t + 0.5)
+    f = (t - jl) + _fma(m, TRIG_TABLE[k, 2], m * TRIG_TABLE[k, 3])
+    big = a >= TRIG_SMALL
+    j = jl if big else j
+    r = f * (math.pi / 2) if big else r
+    z = r * r
+    s = _fma(r * z, _fma(_fma(_fma(_fma(SC5, z, SC4), z, SC3), z, SC2), z, SC1), r)
+    c = _fma(z, _fma(_fma(_fma(_fma(CC5, z, CC4), z, CC3), z, CC2), z, CC1), 1.0)
+    return j - 4.0 * np.floor(j * 0.25), s, c
+
+
+@njit(error_model="numpy", inline="always")
+def _in_quadrant(q, s, c):
+    """sin(q pi/2 + r) from sin r and cos r, for q in 0..4 (4 is 0)."""
+    v = c if q == 1.0 or q == 3.0 else s
+    return -v if q == 2.0 or q == 3.0 else v
+
+
+@register_jitable(error_model="numpy")
+def _sinf_cpu(x):
+    q, s, c = _sin_cos_parts(x)
+    v = _in_quadrant(q, s, c)
+    v = -v if f32_bits(x) < 0 else v  # sin(-0.0) is -0.0
+    return np.float32(v) if abs(x) < np.inf else x - x
+
+
+@register_jitable(error_model="numpy")
+def _cosf_cpu(x):
+    q, s, c = _sin_cos_parts(x)
+    return np.float32(_in_quadrant(q + 1.0, s, c)) if abs(x) < np.inf else x - x
+
+
+@portable(cpu=_sinf_cpu)
+def sinf(x):
+    """sin of an f32, correctly rounded but in rare near-halfway cases (the CPU's form above);
+    device code calls its own."""
+    return p_sin(x)
+
+
+@portable(cpu=_cosf_cpu)
+def cosf(x):
+    """cos of an f32, as ``sinf``."""
+    return p_cos(x)
 
 # -- f32 logs -------------------------------------------------------------------------------
 # log(x) = e ln 2 + log(1 + f) with x = (1 + f) 2^e, 1 + f in [sqrt(1/2), sqrt(2)), read from
