@@ -934,3 +934,28 @@ def test_float32_sin_and_cos_are_rounded_once_over_the_whole_range():
         ulp = np.abs(out[fin].astype(np.float64) - ref[fin]) / np.spacing(np.maximum(np.abs(r32), tiny))
         assert ulp.max() <= 0.51, (op, ulp.max(), x[fin][np.argmax(ulp)])
         assert np.array_equal(np.signbit(out[fin]), np.signbit(r32)), op  # sin(-0.0) is -0.0
+
+
+def test_float32_expm1_is_rounded_once_over_the_whole_range():
+    """f32 expm1 computes in f64 (exp(x) - 1, or its series below 1e-3, where the
+    subtraction would cancel) and rounds once: within 0.51 ulp, signed zeros, overflow to
+    inf, -1 at -inf and NaN as NumPy gives them."""
+    rng = np.random.default_rng(6)
+    x = np.concatenate([
+        rng.uniform(-1, 1, 200_000), rng.uniform(-1.1e-3, 1.1e-3, 200_000), rng.uniform(-110, 95, 200_000),
+        rng.integers(0, 0x7F7FFFFF, 200_000).astype(np.int32).view(np.float32).astype(np.float64),
+        [0.0, 1e-45, 1e-3, 88.72283, 88.7229, np.inf, np.nan],
+    ]).astype(np.float32)
+    x = np.concatenate([x, -x])
+    L = Layout.contiguous(x.shape)
+    out = np.empty_like(x)
+    ew.unary("expm1", x, L, out, L)
+    with np.errstate(over="ignore"):
+        ref = np.expm1(x.astype(np.float64))
+        r32 = ref.astype(np.float32)
+    assert np.array_equal(np.isnan(out), np.isnan(r32)) and np.array_equal(np.isinf(out), np.isinf(r32))
+    assert np.array_equal(np.signbit(out), np.signbit(r32))  # expm1(-0.0) is -0.0
+    fin = np.isfinite(r32)
+    tiny = np.float32(2.0**-126)
+    ulp = np.abs(out[fin].astype(np.float64) - ref[fin]) / np.spacing(np.maximum(np.abs(r32[fin]), tiny))
+    assert ulp.max() <= 0.51, (ulp.max(), x[fin][np.argmax(ulp)])

@@ -194,8 +194,8 @@ unary("sinh", {"f": "sinh", "c": S.csinh_special}, FLOAT_C, "float", lambda x, y
       api="sinh", ufunc="sinh")
 unary("tan", {"f": "tan", "c": "ctan"}, FLOAT_C, "float", lambda x, y, g: g * (1 + y * y), heavy=True,
       api="tan", ufunc="tan")
-unary("expm1", {"f": "expm1", "c": S.cexpm1_special}, FLOAT_C, "float", lambda x, y, g: g * (y + 1), heavy=True,
-      api="expm1", ufunc="expm1")
+unary("expm1", {"float32": S.expm1f, "f": "expm1", "c": S.cexpm1_special}, FLOAT_C, "float",
+      lambda x, y, g: g * (y + 1), heavy=True, api="expm1", ufunc="expm1")
 unary("log1p", {"float32": S.log1pf, "float64": S.log1pd, "c": "clog1p"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x), heavy=True, api="log1p", ufunc="log1p")
 unary("log2", {"float32": S.log2f, "float64": S.log2d, "c": "clog2"}, FLOAT_C, "float",
