@@ -289,10 +289,11 @@ def tanhf(x):
 # integer, whose last two bits pick the quadrant, and |f| <= 1/2.  Below 2^24, j pi/2 comes off
 # in three parts of pi/2 (Cody and Waite), j times each of the first two exact.  From 2^24 on,
 # |x| = m 2^k with m a 24-bit integer, and |x| 2/pi mod 4 = m ((2^k 2/pi) mod 4) mod 4: a
-# table holds (2^k 2/pi) mod 4 for every k an f32 reaches, in four chunks of 26 bits at fixed
-# places, so that m times each chunk is exact, the first two sum exactly once the first is
-# taken mod 4, and f keeps about 75 bits below the point (no f32 from 2^24 on comes within
-# 2^-30 of a quadrant of a multiple of pi/2: 16367173 2^72 comes nearest, found by search).
+# table holds (2^k 2/pi) mod 4 for every k an f32 reaches, in two f64s of 52 bits at fixed
+# places.  m times the first is split by an fma into its rounded value, taken mod 4 exactly,
+# and its exact error; m times the second is small enough for one rounding, and f keeps
+# about 75 bits below the point (no f32 from 2^24 on comes within 2^-30 of a quadrant of a
+# multiple of pi/2: 16367173 2^72 comes nearest, found by search).
 # Both ways are computed for every element and one is selected: a loop of them vectorises.
 def _trig_table() -> np.ndarray:
     bits = 360
@@ -315,7 +316,7 @@ def _trig_table() -> np.ndarray:
         for i in range(4):
             low = 2 - 26 * (i + 1)  # chunk i: the bits of weight 2^(1 - 26 i) down to 2^low
             table[k, i] = float((c >> (bits + low)) & ((1 << 26) - 1)) * 2.0**low
-    return table
+    return table[:, 0::2] + table[:, 1::2]  # two chunks side by side fill one f64 exactly
 
 
 TRIG_TABLE = _trig_table()
@@ -339,10 +340,12 @@ def _sin_cos_parts(x):
     bits = f32_bits(ax)
     m = np.float64((bits & 0x7FFFFF) | 0x800000)
     k = min(max(((bits >> 23) & 0xFF) - 150, 0), 104)
-    p0 = m * TRIG_TABLE[k, 0]
-    t = _fma(m, TRIG_TABLE[k, 1], _fma(-4.0, np.floor(p0 * 0.25), p0))
-    jl = np.floor(t + 0.5)
-    f = (t - jl) + _fma(m, TRIG_TABLE[k, 2], m * TRIG_TABLE[k, 3])
+    hi = TRIG_TABLE[k, 0]
+    p = m * hi
+    e = _fma(m, hi, -p)  # m hi = p + e exactly
+    p = _fma(-4.0, np.floor(p * 0.25), p)
+    jl = np.floor(p + e + 0.5)
+    f = _fma(m, TRIG_TABLE[k, 1], (p - jl) + e)
     big = a >= TRIG_SMALL
     j = _select(big, jl, j)
     r = _select(big, f * (math.pi / 2), r)
