@@ -959,3 +959,93 @@ def test_float32_expm1_is_rounded_once_over_the_whole_range():
     tiny = np.float32(2.0**-126)
     ulp = np.abs(out[fin].astype(np.float64) - ref[fin]) / np.spacing(np.maximum(np.abs(r32[fin]), tiny))
     assert ulp.max() <= 0.51, (ulp.max(), x[fin][np.argmax(ulp)])
+
+
+def _rounded_once(op, out, ref, *args):
+    """out (f32) against ref (the f64 result): NaN, infinity and sign as ref's f32
+    rounding has them, and the finite values within 0.51 ulp of ref."""
+    r32 = ref.astype(np.float32)
+    bad = np.isnan(out) != np.isnan(r32)
+    assert not bad.any(), (op, [a[bad][:5] for a in args], out[bad][:5])
+    num = ~np.isnan(r32)
+    assert np.array_equal(out[num & np.isinf(r32)], r32[num & np.isinf(r32)]), op
+    bad = num & (np.signbit(out) != np.signbit(r32))
+    assert not bad.any(), (op, [a[bad][:5] for a in args], out[bad][:5])
+    fin = np.isfinite(r32)
+    tiny = np.float32(2.0**-126)
+    ulp = np.abs(out[fin].astype(np.float64) - ref[fin]) / np.spacing(np.maximum(np.abs(r32[fin]), tiny))
+    assert ulp.max() <= 0.51, (op, ulp.max(), [a[fin][np.argmax(ulp)] for a in args])
+
+
+F32_SPECIALS = np.array([0.0, 1e-45, 1.1754944e-38, 1e-4, 0.5, 0.999, 1.0, 1.0000001, 2.0, 3.0, 88.7, 89.5, 1e20,
+                         3.4028235e38, np.inf, np.nan], np.float32)
+
+
+def _any_f32(rng, n):
+    return rng.integers(0, 0x7F800000, n).astype(np.int32).view(np.float32)  # every exponent
+
+
+@pytest.mark.parametrize("op, fn, lo, hi", [
+    ("atan", np.arctan, -5, 5), ("asin", np.arcsin, -1, 1), ("acos", np.arccos, -1, 1), ("tan", np.tan, -10, 10),
+    ("sinh", np.sinh, -95, 95), ("cosh", np.cosh, -95, 95), ("asinh", np.arcsinh, -5, 5),
+    ("acosh", np.arccosh, 1, 5), ("atanh", np.arctanh, -1, 1)])
+def test_float32_functions_computed_in_f64_are_rounded_once(op, fn, lo, hi):
+    """f32 atan, asin, acos, tan and the hyperbolic functions and their inverses compute in
+    f64 without cancellation (tan on sin's exact reduction) and round once: within 0.51 ulp of
+    the exact value (NumPy's f64 result) over their domain, near its ends and near 0, over
+    every exponent, with NumPy's NaNs, infinities and signed zeros."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([
+        rng.uniform(lo, hi, 200_000), rng.uniform(-1e-3, 1e-3, 50_000), lo + rng.uniform(0, 1e-5, 50_000),
+        hi - rng.uniform(0, 1e-5, 50_000), _any_f32(rng, 200_000), (np.arange(1, 50_000) * (np.pi / 2)),
+    ]).astype(np.float32)
+    x = np.concatenate([x, F32_SPECIALS])
+    x = np.concatenate([x, -x])
+    L = Layout.contiguous(x.shape)
+    out = np.empty_like(x)
+    ew.unary(op, x, L, out, L)
+    with np.errstate(all="ignore"):
+        ref = fn(x.astype(np.float64))
+    _rounded_once(op, out, ref, x)
+
+
+@pytest.mark.parametrize("op, fn", [("pow", np.power), ("atan2", np.arctan2), ("hypot", np.hypot),
+                                    ("logaddexp", np.logaddexp)])
+def test_float32_binary_functions_computed_in_f64_are_rounded_once(op, fn):
+    """f32 pow (exp(y log|x|)), atan2, hypot and logaddexp compute in f64 and round once:
+    within 0.51 ulp, and every pair of special values (signed zeros, ones, integers odd and
+    even, infinities, NaN) as C99's tables and NumPy's f64 give them: 1^NaN and NaN^0 are 1,
+    (-1)^inf is 1, (-0)^-3 is -inf, atan2(-0, -0) is -pi, hypot(inf, NaN) is inf."""
+    rng = np.random.default_rng(8)
+    n = 200_000
+    sign = np.where(rng.random(n) < 0.5, -1, 1).astype(np.float32)
+    if op == "pow":
+        a = np.concatenate([rng.uniform(0, 10, n), rng.uniform(-3, 3, n), _any_f32(rng, n),
+                            1 + rng.normal(0, 1e-6, n)])
+        b = np.concatenate([rng.uniform(-30, 30, n), rng.integers(-20, 20, n), rng.uniform(-3, 3, n),
+                            rng.uniform(-1e6, 1e6, n)])
+    else:
+        near = rng.uniform(-100, 100, n)  # and operands close to each other
+        a = np.concatenate([rng.uniform(-5, 5, n), _any_f32(rng, n) * sign, near])
+        b = np.concatenate([rng.uniform(-5, 5, n), _any_f32(rng, n), near + rng.normal(0, 1e-3, n)])
+    special = np.concatenate([F32_SPECIALS, -F32_SPECIALS, np.float32([-0.5, -2.5, 2.5, 5.0, -5.0])])
+    sa, sb = np.meshgrid(special, special)
+    a = np.concatenate([a.astype(np.float32), sa.ravel()])
+    b = np.concatenate([b.astype(np.float32), sb.ravel()])
+    L = Layout.contiguous(a.shape)
+    out = np.empty_like(a)
+    ew.binary(op, a, L, b, L, out, L)
+    with np.errstate(all="ignore"):
+        ref = fn(a.astype(np.float64), b.astype(np.float64))
+    _rounded_once(op, out, ref, a, b)
+
+
+def test_float32_squares_by_pow_are_rounded_once():
+    """x ** 2 is x x rounded once, as NumPy's square: 4097^2 lies halfway between two f32s
+    and goes to the even one, where exp(2 log x) would fall on either side."""
+    x = np.arange(4097, 5793, 2, dtype=np.float32)  # odd, squares of 25 bits: every one a tie
+    x = np.concatenate([x, -x, x * np.float32(2.0**-70)])
+    L = Layout.contiguous(x.shape)
+    out = np.empty_like(x)
+    ew.binary("pow", x, L, np.full_like(x, 2), L, out, L)
+    assert np.array_equal(out, np.square(x))

@@ -176,24 +176,24 @@ unary("cos", {"float32": S.cosf, "f": "cos", "c": "ccos"}, FLOAT_C, "float", lam
 unary("sign", {"c": S.sign_complex, "": S.sign_real}, NUMERIC_C, "same", _ZERO, api="sign", ufunc="sign")
 unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambda x, y, g: -(g * y * y),
       heavy=True, api="reciprocal", ufunc="reciprocal")
-unary("acos", {"f": "acos", "c": S.cacos_special}, FLOAT_C, "float", lambda x, y, g: -(g / (1 - x * x).sqrt()),
-      heavy=True, api="acos", ufunc="arccos")
-unary("acosh", {"f": "acosh", "c": S.cacosh_principal}, FLOAT_C, "float",
+unary("acos", {"float32": S.acosf, "f": "acos", "c": S.cacos_special}, FLOAT_C, "float",
+      lambda x, y, g: -(g / (1 - x * x).sqrt()), heavy=True, api="acos", ufunc="arccos")
+unary("acosh", {"float32": S.acoshf, "f": "acosh", "c": S.cacosh_principal}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x - 1).sqrt(), heavy=True, api="acosh", ufunc="arccosh")
-unary("asin", {"f": "asin", "c": "casin"}, FLOAT_C, "float", lambda x, y, g: g / (1 - x * x).sqrt(),
+unary("asin", {"float32": S.asinf, "f": "asin", "c": "casin"}, FLOAT_C, "float", lambda x, y, g: g / (1 - x * x).sqrt(),
       heavy=True, api="asin", ufunc="arcsin")
-unary("asinh", {"f": "asinh", "c": S.casinh_special}, FLOAT_C, "float", lambda x, y, g: g / (x * x + 1).sqrt(),
-      heavy=True, api="asinh", ufunc="arcsinh")
-unary("atan", {"f": "atan", "c": "catan"}, FLOAT_C, "float", lambda x, y, g: g / (1 + x * x), heavy=True,
-      api="atan", ufunc="arctan")
-unary("atanh", {"f": "atanh", "c": S.catanh_special}, FLOAT_C, "float", lambda x, y, g: g / (1 - x * x),
-      heavy=True, api="atanh", ufunc="arctanh")
-unary("cosh", {"f": "cosh", "c": S.ccosh_special}, FLOAT_C, "float", lambda x, y, g: g * x.sinh(), heavy=True,
-      api="cosh", ufunc="cosh")
-unary("sinh", {"f": "sinh", "c": S.csinh_special}, FLOAT_C, "float", lambda x, y, g: g * x.cosh(), heavy=True,
-      api="sinh", ufunc="sinh")
-unary("tan", {"f": "tan", "c": "ctan"}, FLOAT_C, "float", lambda x, y, g: g * (1 + y * y), heavy=True,
-      api="tan", ufunc="tan")
+unary("asinh", {"float32": S.asinhf, "f": "asinh", "c": S.casinh_special}, FLOAT_C, "float",
+      lambda x, y, g: g / (x * x + 1).sqrt(), heavy=True, api="asinh", ufunc="arcsinh")
+unary("atan", {"float32": S.atanf, "f": "atan", "c": "catan"}, FLOAT_C, "float",
+      lambda x, y, g: g / (1 + x * x), heavy=True, api="atan", ufunc="arctan")
+unary("atanh", {"float32": S.atanhf, "f": "atanh", "c": S.catanh_special}, FLOAT_C, "float",
+      lambda x, y, g: g / (1 - x * x), heavy=True, api="atanh", ufunc="arctanh")
+unary("cosh", {"float32": S.coshf, "f": "cosh", "c": S.ccosh_special}, FLOAT_C, "float",
+      lambda x, y, g: g * x.sinh(), heavy=True, api="cosh", ufunc="cosh")
+unary("sinh", {"float32": S.sinhf, "f": "sinh", "c": S.csinh_special}, FLOAT_C, "float",
+      lambda x, y, g: g * x.cosh(), heavy=True, api="sinh", ufunc="sinh")
+unary("tan", {"float32": S.tanf, "f": "tan", "c": "ctan"}, FLOAT_C, "float",
+      lambda x, y, g: g * (1 + y * y), heavy=True, api="tan", ufunc="tan")
 unary("expm1", {"float32": S.expm1f, "f": "expm1", "c": S.cexpm1_special}, FLOAT_C, "float",
       lambda x, y, g: g * (y + 1), heavy=True, api="expm1", ufunc="expm1")
 unary("log1p", {"float32": S.log1pf, "float64": S.log1pd, "c": "clog1p"}, FLOAT_C, "float",
@@ -241,8 +241,9 @@ binary("maximum", lambda x, y: x if (x > y or x != x) else y, ALL, "promote", _s
        methods=("maximum", "broadcast_maximum"), api="maximum", ufunc="maximum")
 binary("minimum", lambda x, y: x if (x < y or x != x) else y, ALL, "promote", _same(lambda a, b: a <= b),
        methods=("minimum", "broadcast_minimum"), api="minimum", ufunc="minimum")
-binary("pow", {"c": S.pow_complex, "f": lambda x, y: x**y, "b": lambda x, y: x or not y, "": S.pow_int}, ALL_C,
-       "promote", (lambda a, b, y, g: g * b * (a ** (b - 1)), lambda a, b, y, g: g * y * _log(a)), heavy=True,
+binary("pow", {"c": S.pow_complex, "float32": S.powf, "f": lambda x, y: x**y, "b": lambda x, y: x or not y,
+              "": S.pow_int}, ALL_C, "promote",
+       (lambda a, b, y, g: g * b * (a ** (b - 1)), lambda a, b, y, g: g * y * _log(a)), heavy=True,
        methods=("pow",), operators=("__pow__",), reflected=("__rpow__",), inplace="__ipow__", api="pow",
        ufunc="power")
 for _name, _fn, _dunder, _api, _types in (
@@ -263,16 +264,17 @@ for _name, _fn, _dunder in (("bitwise_and", lambda x, y: x & y, "and"), ("bitwis
     binary(_name, _fn, INT | BOOL, "promote", NOT_DIFFERENTIABLE, operators=(f"__{_dunder}__",),
            reflected=(f"__r{_dunder}__",), inplace=f"__i{_dunder}__", api=_name, ufunc=_name)
 # float results, as true division
-binary("atan2", "atan2", FLOAT, "true_div",
+binary("atan2", {"float32": S.atan2f, "f": "atan2"}, FLOAT, "true_div",
        (lambda a, b, y, g: g * b / (a * a + b * b), lambda a, b, y, g: -(g * a) / (a * a + b * b)), heavy=True,
        methods=("atan2",), api="atan2", ufunc="arctan2")
-binary("hypot", "hypot", FLOAT, "true_div", (lambda a, b, y, g: g * a / y, lambda a, b, y, g: g * b / y),
-       heavy=True, methods=("hypot",), api="hypot", ufunc="hypot")
+binary("hypot", {"float32": S.hypotf, "f": "hypot"}, FLOAT, "true_div",
+       (lambda a, b, y, g: g * a / y, lambda a, b, y, g: g * b / y), heavy=True, methods=("hypot",), api="hypot",
+       ufunc="hypot")
 # +-1 times g (whether the sign of a was kept); zero for b almost everywhere
 binary("copysign", "copysign", FLOAT, "true_div",
        (lambda a, b, y, g: _mask(a.copysign(b) == a, g) * 2 - g, lambda a, b, y, g: g * 0), methods=("copysign",),
        api="copysign", ufunc="copysign")
-binary("logaddexp", "logaddexp", FLOAT, "true_div",
+binary("logaddexp", {"float32": S.logaddexpf, "f": "logaddexp"}, FLOAT, "true_div",
        (lambda a, b, y, g: g * (a - y).exp(), lambda a, b, y, g: g * (b - y).exp()), heavy=True,
        methods=("logaddexp",), api="logaddexp", ufunc="logaddexp")
 # Python's floor division and modulo are NumPy's; under the numpy error model an integer

@@ -31,9 +31,12 @@ NumPy's results; log2 of a power of 2 and log10 of an exact power of 10 are exac
 f32 sin and cos (``sinf``, ``cosf``) reduce their argument exactly over the whole f32
 range and compute in f64, rounded once: within 0.51 ulp (NumPy's own f32 sin and cos reach
 1.5); f32 expm1 (``expm1f``) is f64 ``expd`` less 1, or the series where that would
-cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  The CPU compiles these three, device
-code calls its own.  Complex numbers, f64 tanh, sin, cos and expm1 and the other functions
-call the primitives.  exp's last step, p 2^n rounded once
+cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin, acos,
+sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
+pieces and an arctangent of our own in forms that do not cancel, with C99's special
+values (NumPy's 1.0-3.2 ulp, and 5000 for logaddexp far from 0).  The CPU compiles these,
+device code calls its own.  Complex numbers, the f64 forms of those functions, f64 tanh,
+sin, cos and expm1 call the primitives.  exp's last step, p 2^n rounded once
 (``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
 code: one vscalef on an AVX-512 target, the same bits.
 
@@ -645,6 +648,220 @@ def sigmoidd(x):
     return 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
 
 
+# -- more f32 functions, computed in f64 and rounded once -------------------------------------
+# Each writes its f32 function with the f64 pieces above (expd, logd, log1pd, the sine's
+# reduction) and one arctangent below, in forms without cancellation, so the f64 value is
+# within about 1e-12 of the exact one and the f32 rounding is the one that counts (0.5 ulp
+# and a hair).  Branch free: a loop of them vectorises, where a libm call per element
+# keeps it scalar.  Only the CPU compiles these forms; device code calls its primitives.
+PI_2 = math.pi / 2
+PI_4 = math.pi / 4
+TAN_PI_8, TAN_3PI_8 = 0.41421356237309503, 2.414213562373095
+# atan(u) = u + u z Q(z), z = u^2, on |u| <= tan(pi/8) * 1.005: a least-squares fit at
+# Chebyshev nodes (relative weight) of Q, 9e-13 relative
+AT0, AT1, AT2, AT3 = -0.3333333329084292, 0.19999993773030053, -0.14285402212617912, 0.11103619203237458
+AT4, AT5, AT6 = -0.08993331880833313, 0.06975457528471056, -0.03764749899623374
+SINH_SMALL = 1e-3  # below, e - 1/e would cancel: the series, to x^5 (x^7/5040 is 2e-22 x)
+
+
+@njit(error_model="numpy", inline="always")
+def _atan_ratio(p, q):
+    """atan(p / q) in [0, pi/2] for f64 p, q >= 0 (0/0 is 0, inf/inf is pi/4): p/q is taken
+    to |u| <= tan(pi/8) by one of atan(p/q) = atan(u) + 0, pi/4 (u = (p - q)/(p + q)) or
+    pi/2 (u = -q/p), with one division."""
+    both = (p == np.inf) & (q == np.inf)
+    p = _select(both, 1.0, p)
+    q = _select(both, 1.0, q)
+    low = p <= q * TAN_PI_8
+    high = p >= q * TAN_3PI_8
+    num = _select(low, p, _select(high, -q, p - q))
+    den = _select(low, q, _select(high, p, p + q))
+    u = num / _select(den == 0.0, 1.0, den)
+    z = u * u
+    poly = (((((AT6 * z + AT5) * z + AT4) * z + AT3) * z + AT2) * z + AT1) * z + AT0
+    return _select(low, 0.0, _select(high, PI_2, PI_4)) + _fma(u * z, poly, u)
+
+
+@njit(error_model="numpy", inline="always")
+def _with_sign_of(v, x):
+    """The f32 v, negated where the f32 x has its sign bit (so -0.0 gives -0.0)."""
+    return _select(f32_bits(x) < 0, -v, v)
+
+
+@register_jitable(error_model="numpy")
+def _atanf_cpu(x):
+    return _with_sign_of(np.float32(_atan_ratio(abs(np.float64(x)), 1.0)), x)
+
+
+@register_jitable(error_model="numpy")
+def _asinf_cpu(x):
+    a = abs(np.float64(x))
+    return _with_sign_of(np.float32(_atan_ratio(a, np.sqrt((1.0 - a) * (1.0 + a)))), x)  # NaN above 1
+
+
+@register_jitable(error_model="numpy")
+def _acosf_cpu(x):
+    a = abs(np.float64(x))
+    r = _atan_ratio(np.sqrt((1.0 - a) * (1.0 + a)), a)
+    return np.float32(_select(x < 0, math.pi - r, r))
+
+
+@register_jitable(error_model="numpy")
+def _atan2f_cpu(y, x):
+    r = _atan_ratio(abs(np.float64(y)), abs(np.float64(x)))
+    return _with_sign_of(np.float32(_select(f32_bits(x) < 0, math.pi - r, r)), y)  # x = -0.0 too
+
+
+@register_jitable(error_model="numpy")
+def _tanf_cpu(x):
+    q, s, c = _sin_cos_parts(x)
+    odd = (q == 1.0) | (q == 3.0)  # tan(r + pi/2) = -cos r / sin r
+    v = np.float32(_select(odd, -c, s) / _select(odd, s, c))
+    return _select(abs(x) < np.inf, _with_sign_of(v, x), x - x)
+
+
+@register_jitable(error_model="numpy")
+def _sinhf_cpu(x):
+    a = abs(np.float64(x))
+    e = expd(a)
+    z = a * a
+    v = _select(a < SINH_SMALL, _fma(a * z, 1 / 6 + z * (1 / 120), a), 0.5 * (e - 1.0 / e))
+    return _with_sign_of(np.float32(v), x)
+
+
+@register_jitable(error_model="numpy")
+def _coshf_cpu(x):
+    e = expd(abs(np.float64(x)))
+    return np.float32(0.5 * (e + 1.0 / e))
+
+
+@register_jitable(error_model="numpy")
+def _asinhf_cpu(x):
+    """log(a + sqrt(a^2 + 1)) as log1p(a + a^2 / (1 + sqrt(a^2 + 1)))."""
+    a = abs(np.float64(x))
+    z = a * a
+    v = np.float32(log1pd(a + z / (1.0 + np.sqrt(1.0 + z))))
+    return _select(abs(x) < np.inf, _with_sign_of(v, x), x)
+
+
+@register_jitable(error_model="numpy")
+def _acoshf_cpu(x):
+    """log(x + sqrt(x^2 - 1)) as log1p(t + sqrt(t (x + 1))), t = x - 1: both exact in f64."""
+    a = np.float64(x)
+    t = a - 1.0
+    v = log1pd(t + np.sqrt(t * (a + 1.0)))
+    return np.float32(_select(a >= 1.0, v, math.nan))  # below -1, t (x + 1) is positive
+
+
+@register_jitable(error_model="numpy")
+def _atanhf_cpu(x):
+    """log((1 + a) / (1 - a)) / 2 as log1p(2a / (1 - a)) / 2: inf at 1, NaN beyond."""
+    a = abs(np.float64(x))
+    return _with_sign_of(np.float32(0.5 * log1pd((a + a) / (1.0 - a))), x)
+
+
+@register_jitable(error_model="numpy")
+def _powf_cpu(x, y):
+    """exp(y log|x|) (|y log|x|| < 104 wherever the result is a finite nonzero f32, so f64's
+    relative error in it stays under 1e-13), with C99's special values: x^0 and 1^y are 1,
+    NaN included, (-1)^inf is 1, a negative x to an odd integer y is negative, and to a
+    non-integer y NaN; x^2 is x x, rounded once."""
+    a = np.float64(x)
+    b = np.float64(y)
+    ax = abs(a)
+    one = (a == 1.0) | (b == 0.0) | ((a == -1.0) & (abs(b) == np.inf))
+    v = expd(_select(one, 0.0, b * logd(ax)))
+    whole = (np.floor(b) == b) & (abs(b) < np.inf)
+    odd = whole & (np.floor(b * 0.5) * 2.0 != b)
+    neg = f32_bits(x) < 0
+    v = _select(neg & odd, -v, v)
+    v = _select(neg & ~whole & (ax > 0.0) & (ax < np.inf) & (abs(b) < np.inf), math.nan, v)
+    return np.float32(_select(b == 2.0, a * a, v))
+
+
+@register_jitable(error_model="numpy")
+def _hypotf_cpu(x, y):
+    a = np.float64(x)
+    b = np.float64(y)
+    v = np.float32(np.sqrt(a * a + b * b))  # the squares are exact
+    return _select((abs(x) == np.inf) | (abs(y) == np.inf), np.float32(np.inf), v)  # inf with NaN too
+
+
+@register_jitable(error_model="numpy")
+def _logaddexpf_cpu(x, y):
+    """max + log1p(exp(-|x - y|)); equal operands (two infinities of one sign) give
+    max + log 2 without forming inf - inf."""
+    a = np.float64(x)
+    b = np.float64(y)
+    d = _select(a == b, 0.0, -abs(a - b))
+    return np.float32(_select(a > b, a, b) + log1pd(expd(d)))  # a NaN reaches d
+
+
+@portable(cpu=_atanf_cpu)
+def atanf(x):
+    return p_atan(x)
+
+
+@portable(cpu=_asinf_cpu)
+def asinf(x):
+    return p_asin(x)
+
+
+@portable(cpu=_acosf_cpu)
+def acosf(x):
+    return p_acos(x)
+
+
+@portable(cpu=_atan2f_cpu)
+def atan2f(y, x):
+    return p_atan2(y, x)
+
+
+@portable(cpu=_tanf_cpu)
+def tanf(x):
+    return p_tan(x)
+
+
+@portable(cpu=_sinhf_cpu)
+def sinhf(x):
+    return p_sinh(x)
+
+
+@portable(cpu=_coshf_cpu)
+def coshf(x):
+    return p_cosh(x)
+
+
+@portable(cpu=_asinhf_cpu)
+def asinhf(x):
+    return p_asinh(x)
+
+
+@portable(cpu=_acoshf_cpu)
+def acoshf(x):
+    return p_acosh(x)
+
+
+@portable(cpu=_atanhf_cpu)
+def atanhf(x):
+    return p_atanh(x)
+
+
+@portable(cpu=_powf_cpu)
+def powf(x, y):
+    return x**y
+
+
+@portable(cpu=_hypotf_cpu)
+def hypotf(x, y):
+    return p_hypot(x, y)
+
+
+@portable(cpu=_logaddexpf_cpu)
+def logaddexpf(x, y):
+    return p_logaddexp(x, y)
+
+
 # -- complex special values -----------------------------------------------------------------
 #
 # numba's complex cosh, sinh, tanh, expm1 and inverse functions are textbook formulas, which
@@ -655,8 +872,6 @@ def sigmoidd(x):
 # Each table works on the parts in f64 and is written for every quadrant, so the
 # symmetries the standard asks for (f(conj z) = conj f(z), oddness) hold by construction;
 # ``x - x`` of an infinity is how the tables make a NaN.
-
-PI_2 = math.pi / 2
 
 
 @portable
