@@ -34,7 +34,7 @@ range and compute in f64, rounded once: within 0.51 ulp (NumPy's own f32 sin and
 cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin, acos,
 sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
 pieces and an arctangent of our own in forms that do not cancel, with C99's special
-values (NumPy's 1.0-3.2 ulp, and 5000 for logaddexp far from 0).  The CPU compiles these,
+values (docs/benchmarks.md has NumPy's errors beside them).  The CPU compiles these,
 device code calls its own.  Complex numbers, the f64 forms of those functions, f64 tanh,
 sin, cos and expm1 call the primitives.  exp's last step, p 2^n rounded once
 (``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
