@@ -1040,12 +1040,14 @@ def test_float32_binary_functions_computed_in_f64_are_rounded_once(op, fn):
     _rounded_once(op, out, ref, a, b)
 
 
-def test_float32_squares_by_pow_are_rounded_once():
-    """x ** 2 is x x rounded once, as NumPy's square: 4097^2 lies halfway between two f32s
-    and goes to the even one, where exp(2 log x) would fall on either side."""
+def test_squares_by_pow_are_rounded_once():
+    """x ** 2 is x x rounded once, as NumPy's square: the f32 4097^2 lies halfway between
+    two f32s and goes to the even one, where exp(2 log x) would fall on either side; f64
+    squares (computed without libm's pow) give NumPy's bits, infinities and NaN too."""
     x = np.arange(4097, 5793, 2, dtype=np.float32)  # odd, squares of 25 bits: every one a tie
-    x = np.concatenate([x, -x, x * np.float32(2.0**-70)])
-    L = Layout.contiguous(x.shape)
-    out = np.empty_like(x)
-    ew.binary("pow", x, L, np.full_like(x, 2), L, out, L)
-    assert np.array_equal(out, np.square(x))
+    d = np.random.default_rng(9).normal(0, 1e10, 10_000)
+    for x in (np.concatenate([x, -x, x * np.float32(2.0**-70)]), np.concatenate([d, [np.inf, -np.inf, np.nan, -0.0]])):
+        L = Layout.contiguous(x.shape)
+        out = np.empty_like(x)
+        ew.binary("pow", x, L, np.full_like(x, 2), L, out, L)
+        assert np.array_equal(out, np.square(x), equal_nan=True)

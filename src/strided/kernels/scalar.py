@@ -1141,6 +1141,13 @@ def recip_complex(T):
     return crecip
 
 
+@portable
+def pow_real(x, y):
+    """x ** y (libm's pow), but x^2 is x x: a loop squaring by a scalar 2 runs without a
+    call per element, and its results are correctly rounded."""
+    return x * x if y == 2.0 else x**y
+
+
 @typed
 def pow_complex(T):
     def cpow(x, y):
