@@ -165,7 +165,7 @@ unary("abs", {"f": "fabs", "i": S.abs_signed, "u": lambda x: x, "b": lambda x: x
 unary("neg", lambda x: -x, NUMERIC_C, "same", lambda x, y, g: -g, operators=("__neg__",), api="negative",
       ufunc="negative")
 unary("relu", S.zero_below, ALL, "same", lambda x, y, g: _mask(x > 0, g))
-unary("tanh", {"float32": S.tanhf, "float64": "tanh", "c": S.ctanh_special}, FLOAT_C, "float",
+unary("tanh", {"float32": S.tanhf, "float64": S.tanhd, "c": S.ctanh_special}, FLOAT_C, "float",
       lambda x, y, g: g * (1 - y * y), heavy=True, api="tanh", ufunc="tanh")
 unary("sigmoid", {"float32": S.sigmoidf, "float64": S.sigmoidd}, FLOAT, "float", lambda x, y, g: g * y * (1 - y),
       heavy=True)
@@ -194,7 +194,7 @@ unary("sinh", {"float32": S.sinhf, "f": "sinh", "c": S.csinh_special}, FLOAT_C, 
       lambda x, y, g: g * x.cosh(), heavy=True, api="sinh", ufunc="sinh")
 unary("tan", {"float32": S.tanf, "f": "tan", "c": "ctan"}, FLOAT_C, "float",
       lambda x, y, g: g * (1 + y * y), heavy=True, api="tan", ufunc="tan")
-unary("expm1", {"float32": S.expm1f, "f": "expm1", "c": S.cexpm1_special}, FLOAT_C, "float",
+unary("expm1", {"float32": S.expm1f, "float64": S.expm1d, "c": S.cexpm1_special}, FLOAT_C, "float",
       lambda x, y, g: g * (y + 1), heavy=True, api="expm1", ufunc="expm1")
 unary("log1p", {"float32": S.log1pf, "float64": S.log1pd, "c": "clog1p"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x), heavy=True, api="log1p", ufunc="log1p")
