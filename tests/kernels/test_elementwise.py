@@ -687,28 +687,33 @@ def test_float64_exp_and_logs_over_the_whole_range():
 
 
 @needs_long_double
-def test_float64_expm1_and_tanh_over_the_whole_range():
-    """f64 expm1 and tanh keep their steps as hi + lo sums: within 0.7 ulp of the correctly
-    rounded result (the oracle: long double), near the reduction's switch points, near 0,
-    over every exponent, with signed zeros, -1 and +-1 at the ends, overflow and NaN."""
+def test_float64_expm1_tanh_sinh_and_cosh_over_the_whole_range():
+    """f64 expm1, tanh, sinh and cosh keep their steps as hi + lo sums: within 0.7 ulp of
+    the correctly rounded result (the oracle: long double), near the reduction's switch
+    points, near 0, over every exponent, with signed zeros, -1 and +-1 at the ends, overflow
+    (sinh and cosh from 710.4758600739439 on, though exp overflows before) and NaN."""
     rng = np.random.default_rng(10)
     pos = every_exponent(np.float64, 20, rng)
     x = np.concatenate([
         rng.uniform(-1, 1, 100_000), np.log(2) * (rng.integers(-60, 60, 50_000) + rng.uniform(0.49, 0.51, 50_000)),
-        rng.uniform(-50, 710, 100_000), rng.uniform(-1e-8, 1e-8, 10_000), rng.uniform(709.7, 709.8, 1_000), pos, -pos,
-        np.array(SPECIALS + [22.0, 22.5, 40.0, 45.0, 1e300, 709.782712893384, 709.7827128933841]),
+        rng.uniform(-50, 712, 100_000), rng.uniform(-1e-8, 1e-8, 10_000), rng.uniform(709.7, 710.5, 1_000), pos, -pos,
+        np.array(SPECIALS + [22.0, 22.5, 40.0, 45.0, 1e300, 709.782712893384, 709.7827128933841,
+                             710.4758600739439, 710.475860073944]),
     ])
-    for op, oracle in (("expm1", np.expm1), ("tanh", np.tanh)):
+    x = np.concatenate([x, -x[x > 50]])
+    for op, oracle in (("expm1", np.expm1), ("tanh", np.tanh), ("sinh", np.sinh), ("cosh", np.cosh)):
         out = serial_unary(op, x)
         with np.errstate(all="ignore"):
             exact = oracle(x.astype(np.longdouble))
         assert ulp_error(x, out, exact) <= 0.7, op
         zeros = x == 0
-        assert np.array_equal(np.signbit(out[zeros]), np.signbit(x[zeros])), op
+        assert np.array_equal(out[zeros], oracle(x[zeros])) and np.array_equal(
+            np.signbit(out[zeros]), np.signbit(oracle(x[zeros]))), op
 
 
 @pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64),
                                       ("log1p", np.float64), ("expm1", np.float64), ("tanh", np.float64),
+                                      ("sinh", np.float64), ("cosh", np.float64),
                                       ("atan", np.float32), ("asin", np.float32), ("tan", np.float32),
                                       ("sinh", np.float32), ("atanh", np.float32)])
 def test_float_math_vectorises(op, dtype):

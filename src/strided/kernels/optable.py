@@ -188,9 +188,9 @@ unary("atan", {"float32": S.atanf, "f": "atan", "c": "catan"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x * x), heavy=True, api="atan", ufunc="arctan")
 unary("atanh", {"float32": S.atanhf, "f": "atanh", "c": S.catanh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x), heavy=True, api="atanh", ufunc="arctanh")
-unary("cosh", {"float32": S.coshf, "f": "cosh", "c": S.ccosh_special}, FLOAT_C, "float",
+unary("cosh", {"float32": S.coshf, "float64": S.coshd, "c": S.ccosh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.sinh(), heavy=True, api="cosh", ufunc="cosh")
-unary("sinh", {"float32": S.sinhf, "f": "sinh", "c": S.csinh_special}, FLOAT_C, "float",
+unary("sinh", {"float32": S.sinhf, "float64": S.sinhd, "c": S.csinh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.cosh(), heavy=True, api="sinh", ufunc="sinh")
 unary("tan", {"float32": S.tanf, "f": "tan", "c": "ctan"}, FLOAT_C, "float",
       lambda x, y, g: g * (1 + y * y), heavy=True, api="tan", ufunc="tan")

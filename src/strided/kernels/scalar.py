@@ -35,8 +35,8 @@ cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin
 sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
 pieces and an arctangent of our own in forms that do not cancel, with C99's special
 values (docs/benchmarks.md has NumPy's errors beside them).  The CPU compiles these,
-device code calls its own.  f64 expm1 and tanh (``expm1d``, ``tanhd``) keep their steps
-as hi + lo sums, so that one rounding counts: within 0.7 ulp.  Complex numbers, f64 sin and
+device code calls its own.  f64 expm1, tanh, sinh and cosh (``expm1d`` ...) keep their
+steps as hi + lo sums, so that one rounding counts: within 0.7 ulp.  Complex numbers, f64 sin and
 cos and the f64 forms of the others call the primitives.  exp's last step, p 2^n rounded once
 (``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
 code: one vscalef on an AVX-512 target, the same bits.
@@ -523,7 +523,7 @@ def expm1f(x):
     return p_expm1(x)
 
 
-# -- f64 expm1 and tanh ---------------------------------------------------------------------
+# -- f64 expm1, tanh, sinh and cosh -----------------------------------------------------------
 # expm1(x) = 2^n (1 + expm1(r)) - 1, r = x - n ln 2, |r| <= ln(2)/2, with every step kept as
 # a sum hi + lo (the error-free sums of Dekker and Knuth), so only the last addition rounds.
 # expm1(r) = r + r^2/2 + r^3 P(r): a least-squares fit at Chebyshev nodes (relative weight)
@@ -533,6 +533,7 @@ EM0, EM1, EM2, EM3, EM4 = 0.16666666666666685, 0.04166666666666696, 0.0083333333
 EM5, EM6, EM7, EM8, EM9 = 2.480158779015923e-05, 2.7557221075494863e-06, 2.755679289757005e-07, \
     2.51176180760462e-08, 2.1087451972491136e-09
 EXPM1_LO_F64 = -45.0  # below, expm1(x) rounds to -1 (2^n + ... - 1 with n <= -64)
+EXPM1_HI_F64 = 711.0  # above, expm1 and sinh and cosh overflow (sinh from 710.48)
 
 
 @njit(error_model="numpy", inline="always")
@@ -545,10 +546,10 @@ def _two_sum(a, b):
 
 @njit(error_model="numpy", inline="always")
 def _expm1d_parts(x):
-    """(hi, lo): hi is expm1(x) rounded and lo the rest, to 2^-58 of hi; a NaN passes
-    through.  2^n is applied as 2^(n - k) 2^k, k = 1 from n = 1000 on (where the 1 taken off
-    is far below an ulp), so that 2^(n - k) stays finite up to the overflow."""
-    xc = _select(x < EXPM1_LO_F64, EXPM1_LO_F64, _select(x > EXP_HI_F64, EXP_HI_F64, x))
+    """(hi, lo, f): expm1(x) = (hi + lo) f, hi rounded and lo the rest, to 2^-58 of hi; a
+    NaN passes through.  f is 1, or 2^8 from n = 1000 on (where the 1 taken off is far below
+    an ulp), so that hi stays finite up to the overflow of what is made of it."""
+    xc = _select(x < EXPM1_LO_F64, EXPM1_LO_F64, _select(x > EXPM1_HI_F64, EXPM1_HI_F64, x))
     n = np.floor(xc * LOG2E_F64 + 0.5)
     rh = xc - n * LN2_HI_F64
     r = rh - n * LN2_LO_F64
@@ -559,18 +560,19 @@ def _expm1d_parts(x):
     p = (((((((((EM9 * r + EM8) * r + EM7) * r + EM6) * r + EM5) * r + EM4) * r + EM3) * r + EM2) * r + EM1) * r
          + EM0)
     tail = ((es + _fma(h, r, -hr)) + r * r * r * p) + c * (1.0 + r)  # expm1(r + c) = expm1(r) + c e^r
-    k = _select(n >= 1000.0, 1.0, 0.0)
+    k = _select(n >= 1000.0, 8.0, 0.0)
     two = pow2_f64(n - k)
     big, ebig = _two_sum(two, -1.0)  # 2^n - 1
     top, etop = _two_sum(big, two * s)
     rest = etop + (ebig + two * tail)
     hi = top + rest
-    return hi * (1.0 + k), (rest - (hi - top)) * (1.0 + k)  # |top| >= |rest|
+    return hi, rest - (hi - top), pow2_f64(k)  # |top| >= |rest|
 
 
 @register_jitable(error_model="numpy")
 def _expm1d_cpu(x):
-    return _select(x == 0.0, x, _expm1d_parts(x)[0])  # -0.0 stays -0.0
+    hi, lo, f = _expm1d_parts(x)
+    return _select(x == 0.0, x, hi * f)  # -0.0 stays -0.0
 
 
 @register_jitable(error_model="numpy")
@@ -579,13 +581,40 @@ def _tanhd_cpu(x):
     hi + lo sums taken to one rounding (a correction from the first quotient's residual);
     from |x| = 22.5 on, t is -1 and tanh 1."""
     a = abs(x)
-    th, tl = _expm1d_parts(-2.0 * a)
+    th, tl, f = _expm1d_parts(-2.0 * a)  # f is 1
     dh, dl = _two_sum(2.0, th)
     dl = dl + tl
     q = -th / dh
     res = _fma(-q, dh, -th)  # -th - q dh, exactly
     v = q + ((res - tl) - q * dl) / dh
     return _select(x < 0.0, -v, _select(x == 0.0, x, v))
+
+
+@register_jitable(error_model="numpy")
+def _sinhd_cpu(x):
+    """(E + E / (E + 1)) / 2 for E = expm1(|x|), the quotient taken to one rounding as in
+    tanh: no term cancels."""
+    a = abs(x)
+    hi, lo, f = _expm1d_parts(a)
+    dh, dl = _two_sum(1.0, hi)
+    dl = dl + lo
+    q = hi / dh
+    ql = ((_fma(-q, dh, hi) + lo) - q * dl) / dh
+    s, es = _two_sum(hi, q)
+    v = (0.5 * f) * (s + ((es + lo) + ql))
+    return _select(x < 0.0, -v, _select(x == 0.0, x, v))
+
+
+@register_jitable(error_model="numpy")
+def _coshd_cpu(x):
+    """(D + 1 / D) / 2 for D = 1 + expm1(|x|), the reciprocal taken to one rounding."""
+    hi, lo, f = _expm1d_parts(abs(x))
+    dh, dl = _two_sum(1.0, hi)
+    dl = dl + lo
+    r = 1.0 / dh
+    rl = (_fma(-r, dh, 1.0) - r * dl) * r
+    s, es = _two_sum(dh, r)
+    return (0.5 * f) * (s + ((es + dl) + rl))
 
 
 @portable(cpu=_expm1d_cpu)
@@ -596,6 +625,16 @@ def expm1d(x):
 @portable(cpu=_tanhd_cpu)
 def tanhd(x):
     return p_tanh(x)
+
+
+@portable(cpu=_sinhd_cpu)
+def sinhd(x):
+    return p_sinh(x)
+
+
+@portable(cpu=_coshd_cpu)
+def coshd(x):
+    return p_cosh(x)
 
 
 LOGD_SHIFT = np.int64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
