@@ -711,9 +711,54 @@ def test_float64_expm1_tanh_sinh_and_cosh_over_the_whole_range():
             np.signbit(out[zeros]), np.signbit(oracle(x[zeros]))), op
 
 
+@needs_long_double
+def test_float64_atan_asin_acos_and_atan2_over_the_whole_range():
+    """f64 atan, asin, acos and atan2 keep the ratio, its reduction (by 0, pi/4 or pi/2) and
+    sqrt(1 - x^2) as hi + lo sums: within 0.8 ulp of the correctly rounded result (the
+    oracle: long double) near the reduction's switch points (tan(pi/8), tan(3 pi/8)), near 0
+    and +-1, over every exponent, for operands far apart and close together; the special
+    values (signed zeros, infinities, NaN) as C99's tables give them."""
+    rng = np.random.default_rng(11)
+    pos = every_exponent(np.float64, 20, rng)
+    switch = np.array([np.tan(np.pi / 8), np.tan(3 * np.pi / 8), 1.0])[rng.integers(0, 3, 30_000)]
+    x = np.concatenate([
+        rng.uniform(-3, 3, 100_000), switch * (1 + rng.uniform(-1e-3, 1e-3, 30_000)), pos, -pos,
+        1 - rng.uniform(0, 1e-8, 10_000), np.array(SPECIALS + [1e-300, 5e-324, 1.7e308]),
+    ])
+    x = np.concatenate([x, -x])
+    for op, oracle in (("atan", np.arctan), ("asin", np.arcsin), ("acos", np.arccos)):
+        xs = x if op == "atan" else x[np.abs(x) <= 1.5]
+        out = serial_unary(op, xs)
+        with np.errstate(all="ignore"):
+            exact = oracle(xs.astype(np.longdouble))
+        assert ulp_error(xs, out, exact) <= 0.8, op
+        zeros = xs == 0
+        assert np.array_equal(np.signbit(out[zeros]), np.signbit(oracle(xs[zeros]))), op
+    n = 100_000
+    sign = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    near = rng.uniform(-100, 100, n)
+    big = rng.permutation(every_exponent(np.float64, 100, rng))[: 2 * n]
+    y = np.concatenate([rng.uniform(-5, 5, n), big[:n] * sign, near])
+    x = np.concatenate([rng.uniform(-5, 5, n), big[n:] * sign[::-1], near * (1 + rng.normal(0, 1e-3, n))])
+    special = np.array([0.0, -0.0, 5e-324, 1.0, -1.0, 1.7e308, -1.7e308, np.inf, -np.inf, np.nan])
+    sy, sx = np.meshgrid(special, special)
+    y, x = np.concatenate([y, sy.ravel()]), np.concatenate([x, sx.ravel()])
+    L = Layout.contiguous(y.shape)
+    out = np.empty_like(y)
+    ew.binary("atan2", y, L, x, L, out, L)
+    with np.errstate(all="ignore"):
+        exact = np.arctan2(y.astype(np.longdouble), x.astype(np.longdouble))
+    assert ulp_error(y, out, exact) <= 0.8
+    want = np.arctan2(sy.ravel(), sx.ravel())
+    got = out[-want.size:]
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
 @pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64),
                                       ("log1p", np.float64), ("expm1", np.float64), ("tanh", np.float64),
-                                      ("sinh", np.float64), ("cosh", np.float64),
+                                      ("sinh", np.float64), ("cosh", np.float64), ("atan", np.float64),
+                                      ("asin", np.float64), ("acos", np.float64),
                                       ("atan", np.float32), ("asin", np.float32), ("tan", np.float32),
                                       ("sinh", np.float32), ("atanh", np.float32)])
 def test_float_math_vectorises(op, dtype):

@@ -176,15 +176,15 @@ unary("cos", {"float32": S.cosf, "f": "cos", "c": "ccos"}, FLOAT_C, "float", lam
 unary("sign", {"c": S.sign_complex, "": S.sign_real}, NUMERIC_C, "same", _ZERO, api="sign", ufunc="sign")
 unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambda x, y, g: -(g * y * y),
       heavy=True, api="reciprocal", ufunc="reciprocal")
-unary("acos", {"float32": S.acosf, "f": "acos", "c": S.cacos_special}, FLOAT_C, "float",
+unary("acos", {"float32": S.acosf, "float64": S.acosd, "c": S.cacos_special}, FLOAT_C, "float",
       lambda x, y, g: -(g / (1 - x * x).sqrt()), heavy=True, api="acos", ufunc="arccos")
 unary("acosh", {"float32": S.acoshf, "f": "acosh", "c": S.cacosh_principal}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x - 1).sqrt(), heavy=True, api="acosh", ufunc="arccosh")
-unary("asin", {"float32": S.asinf, "f": "asin", "c": "casin"}, FLOAT_C, "float", lambda x, y, g: g / (1 - x * x).sqrt(),
-      heavy=True, api="asin", ufunc="arcsin")
+unary("asin", {"float32": S.asinf, "float64": S.asind, "c": "casin"}, FLOAT_C, "float",
+      lambda x, y, g: g / (1 - x * x).sqrt(), heavy=True, api="asin", ufunc="arcsin")
 unary("asinh", {"float32": S.asinhf, "f": "asinh", "c": S.casinh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x + 1).sqrt(), heavy=True, api="asinh", ufunc="arcsinh")
-unary("atan", {"float32": S.atanf, "f": "atan", "c": "catan"}, FLOAT_C, "float",
+unary("atan", {"float32": S.atanf, "float64": S.atand, "c": "catan"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x * x), heavy=True, api="atan", ufunc="arctan")
 unary("atanh", {"float32": S.atanhf, "f": "atanh", "c": S.catanh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x), heavy=True, api="atanh", ufunc="arctanh")
@@ -264,7 +264,7 @@ for _name, _fn, _dunder in (("bitwise_and", lambda x, y: x & y, "and"), ("bitwis
     binary(_name, _fn, INT | BOOL, "promote", NOT_DIFFERENTIABLE, operators=(f"__{_dunder}__",),
            reflected=(f"__r{_dunder}__",), inplace=f"__i{_dunder}__", api=_name, ufunc=_name)
 # float results, as true division
-binary("atan2", {"float32": S.atan2f, "f": "atan2"}, FLOAT, "true_div",
+binary("atan2", {"float32": S.atan2f, "float64": S.atan2d}, FLOAT, "true_div",
        (lambda a, b, y, g: g * b / (a * a + b * b), lambda a, b, y, g: -(g * a) / (a * a + b * b)), heavy=True,
        methods=("atan2",), api="atan2", ufunc="arctan2")
 binary("hypot", {"float32": S.hypotf, "f": "hypot"}, FLOAT, "true_div",
