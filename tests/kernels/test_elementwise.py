@@ -755,6 +755,32 @@ def test_float64_atan_asin_acos_and_atan2_over_the_whole_range():
     assert np.array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
 
 
+@needs_long_double
+def test_float64_hypot_is_rounded_once_over_the_whole_range():
+    """f64 hypot scales both operands to the larger's binade and keeps the squares' sum as
+    hi + lo: within 0.501 ulp (the oracle: long double) from subnormals to the largest
+    finite results, with neither overflow nor underflow in between, and C99's special
+    values (inf with NaN is inf)."""
+    rng = np.random.default_rng(12)
+    n = 100_000
+    pos = rng.permutation(every_exponent(np.float64, 100, rng))[: 2 * n]
+    close = pos[:n] * rng.uniform(0.5, 2, n)
+    y = np.concatenate([rng.uniform(-5, 5, n), pos[:n], pos[:n], rng.uniform(-1e-3, 1e-3, n)])
+    x = np.concatenate([rng.uniform(-5, 5, n), -pos[n:], np.where(np.isfinite(close), close, 1.0),
+                        rng.uniform(-5, 5, n)])
+    special = np.array([0.0, -0.0, 5e-324, 1e-310, 3.0, -4.0, 1.7e308, -1.7e308, np.inf, -np.inf, np.nan])
+    sy, sx = np.meshgrid(special, special)
+    y, x = np.concatenate([y, sy.ravel()]), np.concatenate([x, sx.ravel()])
+    L = Layout.contiguous(y.shape)
+    out = np.empty_like(y)
+    ew.binary("hypot", y, L, x, L, out, L)
+    with np.errstate(all="ignore"):
+        exact = np.hypot(y.astype(np.longdouble), x.astype(np.longdouble))
+    assert ulp_error(y, out, exact) <= 0.501
+    want = np.hypot(sy.ravel(), sx.ravel())
+    assert np.array_equal(out[-want.size:], want, equal_nan=True)
+
+
 @pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64),
                                       ("log1p", np.float64), ("expm1", np.float64), ("tanh", np.float64),
                                       ("sinh", np.float64), ("cosh", np.float64), ("atan", np.float64),

@@ -267,7 +267,7 @@ for _name, _fn, _dunder in (("bitwise_and", lambda x, y: x & y, "and"), ("bitwis
 binary("atan2", {"float32": S.atan2f, "float64": S.atan2d}, FLOAT, "true_div",
        (lambda a, b, y, g: g * b / (a * a + b * b), lambda a, b, y, g: -(g * a) / (a * a + b * b)), heavy=True,
        methods=("atan2",), api="atan2", ufunc="arctan2")
-binary("hypot", {"float32": S.hypotf, "f": "hypot"}, FLOAT, "true_div",
+binary("hypot", {"float32": S.hypotf, "float64": S.hypotd}, FLOAT, "true_div",
        (lambda a, b, y, g: g * a / y, lambda a, b, y, g: g * b / y), heavy=True, methods=("hypot",), api="hypot",
        ufunc="hypot")
 # +-1 times g (whether the sign of a was kept); zero for b almost everywhere

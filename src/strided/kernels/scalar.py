@@ -35,9 +35,9 @@ cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin
 sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
 pieces and an arctangent of our own in forms that do not cancel, with C99's special
 values (docs/benchmarks.md has NumPy's errors beside them).  The CPU compiles these,
-device code calls its own.  f64 expm1, tanh, sinh, cosh, atan, asin, acos and atan2
-(``expm1d`` ...) keep their steps as hi + lo sums, so that one rounding counts: within 0.8
-ulp.  Complex numbers, f64 sin and
+device code calls its own.  f64 expm1, tanh, sinh, cosh, atan, asin, acos, atan2 and
+hypot (``expm1d`` ...) keep their steps as hi + lo sums, so that one rounding counts:
+within 0.8 ulp.  Complex numbers, f64 sin and
 cos and the f64 forms of the others call the primitives.  exp's last step, p 2^n rounded once
 (``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
 code: one vscalef on an AVX-512 target, the same bits.
@@ -1064,6 +1064,35 @@ def _acosd_cpu(x):
     sh, sl = _sqrt_one_less_square(a)
     hi, lo = _atan2d_parts(sh, sl, a, 0.0)
     return _select(x < 0.0, _pi_less(hi, lo), hi + lo)
+
+
+EXP_BITS_F64 = np.int64(0x7FF)
+
+
+@register_jitable(error_model="numpy")
+def _hypotd_cpu(x, y):
+    """sqrt(x^2 + y^2) with both operands scaled by a power of 2 that takes the larger to
+    [1, 2) (both exact), the squares and their sum kept as hi + lo, and the square root
+    corrected by its residual: rounded once but in near-halfway cases.  inf wins over NaN."""
+    a = abs(x)
+    b = abs(y)
+    e = (f64_bits(_select(a > b, a, b)) >> 52) & EXP_BITS_F64
+    e = _select(e < 1, np.int64(1), _select(e > 2045, np.int64(2045), e))
+    sc = f64_from_bits((2046 - e) << 52)  # 2^(1023 - e)
+    xs = a * sc
+    ys = b * sc
+    s1 = xs * xs
+    s2 = ys * ys
+    t, et = _two_sum(s1, s2)
+    lo = (et + _fma(xs, xs, -s1)) + _fma(ys, ys, -s2)
+    r = np.sqrt(t)
+    h = r + _select(r > 0.0, (_fma(-r, r, t) + lo) / (r + r), 0.0)
+    return _select((a == np.inf) | (b == np.inf), np.inf, h * f64_from_bits(e << 52))
+
+
+@portable(cpu=_hypotd_cpu)
+def hypotd(x, y):
+    return p_hypot(x, y)
 
 
 @portable(cpu=_atand_cpu)
