@@ -756,6 +756,28 @@ def test_float64_atan_asin_acos_and_atan2_over_the_whole_range():
 
 
 @needs_long_double
+def test_float64_asinh_acosh_and_atanh_over_the_whole_range():
+    """f64 asinh, acosh and atanh are log1p of an argument kept as hi + lo (log1p taking
+    the lo part apart from its own correction, which it would round twice): within 0.9 ulp
+    of the correctly rounded result (the oracle: long double) near 0 and 1, from subnormals
+    to the largest finite values (log(2x) where x^2 would overflow), with signed zeros,
+    infinities at +-1 (atanh), NaN outside the domains."""
+    rng = np.random.default_rng(13)
+    pos = every_exponent(np.float64, 30, rng)
+    x = np.concatenate([
+        rng.uniform(-3, 3, 100_000), 1 + rng.uniform(-1e-6, 1e-6, 20_000), 1 - rng.uniform(0, 1e-12, 5_000),
+        rng.uniform(2.0**-54, 2.0**-51, 20_000), pos, -pos, np.array(SPECIALS + [2.0**500, 2.0**501, 1.7e308]),
+    ])
+    for op, oracle in (("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh)):
+        out = serial_unary(op, x)
+        with np.errstate(all="ignore"):
+            exact = oracle(x.astype(np.longdouble))
+        assert ulp_error(x, out, exact) <= 0.9, op
+        zeros = x == 0
+        assert np.array_equal(np.signbit(out[zeros]), np.signbit(x[zeros])) or op == "acosh", op
+
+
+@needs_long_double
 def test_float64_hypot_is_rounded_once_over_the_whole_range():
     """f64 hypot scales both operands to the larger's binade and keeps the squares' sum as
     hi + lo: within 0.501 ulp (the oracle: long double) from subnormals to the largest

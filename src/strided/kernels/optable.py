@@ -178,15 +178,15 @@ unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambd
       heavy=True, api="reciprocal", ufunc="reciprocal")
 unary("acos", {"float32": S.acosf, "float64": S.acosd, "c": S.cacos_special}, FLOAT_C, "float",
       lambda x, y, g: -(g / (1 - x * x).sqrt()), heavy=True, api="acos", ufunc="arccos")
-unary("acosh", {"float32": S.acoshf, "f": "acosh", "c": S.cacosh_principal}, FLOAT_C, "float",
+unary("acosh", {"float32": S.acoshf, "float64": S.acoshd, "c": S.cacosh_principal}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x - 1).sqrt(), heavy=True, api="acosh", ufunc="arccosh")
 unary("asin", {"float32": S.asinf, "float64": S.asind, "c": "casin"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x).sqrt(), heavy=True, api="asin", ufunc="arcsin")
-unary("asinh", {"float32": S.asinhf, "f": "asinh", "c": S.casinh_special}, FLOAT_C, "float",
+unary("asinh", {"float32": S.asinhf, "float64": S.asinhd, "c": S.casinh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x + 1).sqrt(), heavy=True, api="asinh", ufunc="arcsinh")
 unary("atan", {"float32": S.atanf, "float64": S.atand, "c": "catan"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x * x), heavy=True, api="atan", ufunc="arctan")
-unary("atanh", {"float32": S.atanhf, "f": "atanh", "c": S.catanh_special}, FLOAT_C, "float",
+unary("atanh", {"float32": S.atanhf, "float64": S.atanhd, "c": S.catanh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x), heavy=True, api="atanh", ufunc="arctanh")
 unary("cosh", {"float32": S.coshf, "float64": S.coshd, "c": S.ccosh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.sinh(), heavy=True, api="cosh", ufunc="cosh")

@@ -35,9 +35,9 @@ cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin
 sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
 pieces and an arctangent of our own in forms that do not cancel, with C99's special
 values (docs/benchmarks.md has NumPy's errors beside them).  The CPU compiles these,
-device code calls its own.  f64 expm1, tanh, sinh, cosh, atan, asin, acos, atan2 and
-hypot (``expm1d`` ...) keep their steps as hi + lo sums, so that one rounding counts:
-within 0.8 ulp.  Complex numbers, f64 sin and
+device code calls its own.  f64 expm1, tanh, sinh, cosh, atan, asin, acos, atan2, hypot,
+asinh, acosh and atanh (``expm1d`` ...) keep their steps as hi + lo sums, so that one
+rounding counts: within 0.8 ulp (0.9 for the last three, log1p's).  Complex numbers, f64 sin and
 cos and the f64 forms of the others call the primitives.  exp's last step, p 2^n rounded once
 (``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
 code: one vscalef on an AVX-512 target, the same bits.
@@ -709,18 +709,26 @@ def log_based(x, e_hi, e_lo, k_hi, k_lo):
 
 
 @portable(contract=True)
-def log1pd(x):
-    """log1p of an f64: log(u) for u = 1 + x rounded, plus c / u for the rounding c of u
-    (found exactly, larger operand first), added in with the small terms as in logd;
-    signed zeros come back as they are."""
+def log1p_sum(x, lo):
+    """log1p(x + lo) for an f64 x and a lo below x's ulp: log(u) for u = 1 + x rounded,
+    plus c / u + lo / u for the rounding c of u (found exactly, larger operand first),
+    added in with the small terms as in logd; signed zeros come back as they are."""
     u = 1.0 + x
     c = (1.0 - u) + x if abs(x) <= 1.0 else (x - u) + 1.0
     e, f, hf, t = logd_parts(u)
-    t = (t + e * LN2_LO_F64) + c / u
+    iu = 1.0 / u
+    cu = c * iu
+    t = (t + e * LN2_LO_F64) + (cu + lo * iu)  # lo apart: c + lo would round twice where u is 1
     near = (e * LN2_HI_F64 + f) - (hf - t)
     far = e * LN2_HI_F64 + (f - (hf - t))
     r = logd_special(u, near if abs(e) <= 1.0 else far)
     return x if x == 0.0 else r
+
+
+@portable(contract=True)
+def log1pd(x):
+    """log1p of an f64 (``log1p_sum``)."""
+    return log1p_sum(x, 0.0)
 
 
 @portable(contract=True)
@@ -1093,6 +1101,79 @@ def _hypotd_cpu(x, y):
 @portable(cpu=_hypotd_cpu)
 def hypotd(x, y):
     return p_hypot(x, y)
+
+
+# -- f64 asinh, acosh and atanh: log1p of an argument kept as hi + lo -----------------------
+BIG_HYP_F64 = 2.0**500  # beyond, x^2 would overflow: asinh and acosh are log(2x)
+
+
+@njit(error_model="numpy", inline="always")
+def _log_twice(a):
+    """log(2a) for a >= 2^500 (where 2a may overflow): logd's form with e + 1."""
+    e, f, hf, t = logd_parts(a)
+    e = e + 1.0
+    return e * LN2_HI_F64 + (f - (hf - (t + e * LN2_LO_F64)))
+
+
+@njit(error_model="numpy", inline="always")
+def _sqrt_sum(h, lo):
+    """(hi, lo) = sqrt(h + lo) for h > 0, corrected by its residual."""
+    r = np.sqrt(h)
+    return r, (_fma(-r, r, h) + lo) / (r + r)
+
+
+@register_jitable(error_model="numpy")
+def _asinhd_cpu(x):
+    """log1p(a + a^2 / (1 + sqrt(1 + a^2))), each step a hi + lo sum."""
+    a = abs(x)
+    sq = a * a
+    w, wl = _two_sum(1.0, sq)
+    r, rl = _sqrt_sum(w, wl + _fma(a, a, -sq))
+    d, dl = _two_sum(1.0, r)
+    q = sq / d
+    ql = ((_fma(-q, d, sq) + _fma(a, a, -sq)) - q * (dl + rl)) / d
+    t, tl = _two_sum(a, q)
+    v = _select(a > BIG_HYP_F64, _select(a < np.inf, _log_twice(a), a), log1p_sum(t, tl + ql))
+    return _select(x < 0.0, -v, _select(x == 0.0, x, v))
+
+
+@register_jitable(error_model="numpy")
+def _acoshd_cpu(x):
+    """log1p(t + sqrt(t (x + 1))) for t = x - 1, each step a hi + lo sum; NaN below 1."""
+    t, tl = _two_sum(x, -1.0)
+    p, pl = _two_sum(x, 1.0)
+    m = t * p
+    r, rl = _sqrt_sum(_select(m > 0.0, m, 1.0), (_fma(t, p, -m) + t * pl) + tl * p)
+    s, sl = _two_sum(t, _select(m > 0.0, r, 0.0))
+    v = log1p_sum(s, sl + tl + _select(m > 0.0, rl, 0.0))
+    v = _select(x > BIG_HYP_F64, _select(x < np.inf, _log_twice(x), x), v)
+    return _select(x >= 1.0, v, math.nan)
+
+
+@register_jitable(error_model="numpy")
+def _atanhd_cpu(x):
+    """log1p(2a / (1 - a)) / 2, the quotient a hi + lo sum: inf at 1, NaN beyond."""
+    a = abs(x)
+    d, dl = _two_sum(1.0, -a)
+    q = (a + a) / d
+    ql = _select(abs(q) < np.inf, (_fma(-q, d, a + a) - q * dl) / d, 0.0)
+    v = 0.5 * log1p_sum(q, ql)
+    return _select(x < 0.0, -v, _select(x == 0.0, x, v))
+
+
+@portable(cpu=_asinhd_cpu)
+def asinhd(x):
+    return p_asinh(x)
+
+
+@portable(cpu=_acoshd_cpu)
+def acoshd(x):
+    return p_acosh(x)
+
+
+@portable(cpu=_atanhd_cpu)
+def atanhd(x):
+    return p_atanh(x)
 
 
 @portable(cpu=_atand_cpu)
