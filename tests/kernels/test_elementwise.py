@@ -806,7 +806,8 @@ def test_float64_hypot_is_rounded_once_over_the_whole_range():
 @pytest.mark.parametrize("op,dtype", [("log", np.float32), ("exp", np.float64), ("log", np.float64),
                                       ("log1p", np.float64), ("expm1", np.float64), ("tanh", np.float64),
                                       ("sinh", np.float64), ("cosh", np.float64), ("atan", np.float64),
-                                      ("asin", np.float64), ("acos", np.float64),
+                                      ("asin", np.float64), ("acos", np.float64), ("asinh", np.float64),
+                                      ("atanh", np.float64),
                                       ("atan", np.float32), ("asin", np.float32), ("tan", np.float32),
                                       ("sinh", np.float32), ("atanh", np.float32)])
 def test_float_math_vectorises(op, dtype):
