@@ -176,25 +176,25 @@ unary("cos", {"float32": S.cosf, "f": "cos", "c": "ccos"}, FLOAT_C, "float", lam
 unary("sign", {"c": S.sign_complex, "": S.sign_real}, NUMERIC_C, "same", _ZERO, api="sign", ufunc="sign")
 unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambda x, y, g: -(g * y * y),
       heavy=True, api="reciprocal", ufunc="reciprocal")
-unary("acos", {"float32": S.acosf, "float64": S.acosd, "c": S.cacos_special}, FLOAT_C, "float",
+unary("acos", {"f": S.acos_real, "c": S.cacos_special}, FLOAT_C, "float",
       lambda x, y, g: -(g / (1 - x * x).sqrt()), heavy=True, api="acos", ufunc="arccos")
-unary("acosh", {"float32": S.acoshf, "float64": S.acoshd, "c": S.cacosh_principal}, FLOAT_C, "float",
+unary("acosh", {"f": S.acosh_real, "c": S.cacosh_principal}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x - 1).sqrt(), heavy=True, api="acosh", ufunc="arccosh")
-unary("asin", {"float32": S.asinf, "float64": S.asind, "c": "casin"}, FLOAT_C, "float",
+unary("asin", {"f": S.asin_real, "c": "casin"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x).sqrt(), heavy=True, api="asin", ufunc="arcsin")
-unary("asinh", {"float32": S.asinhf, "float64": S.asinhd, "c": S.casinh_special}, FLOAT_C, "float",
+unary("asinh", {"f": S.asinh_real, "c": S.casinh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (x * x + 1).sqrt(), heavy=True, api="asinh", ufunc="arcsinh")
-unary("atan", {"float32": S.atanf, "float64": S.atand, "c": "catan"}, FLOAT_C, "float",
+unary("atan", {"f": S.atan_real, "c": "catan"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x * x), heavy=True, api="atan", ufunc="arctan")
-unary("atanh", {"float32": S.atanhf, "float64": S.atanhd, "c": S.catanh_special}, FLOAT_C, "float",
+unary("atanh", {"f": S.atanh_real, "c": S.catanh_special}, FLOAT_C, "float",
       lambda x, y, g: g / (1 - x * x), heavy=True, api="atanh", ufunc="arctanh")
-unary("cosh", {"float32": S.coshf, "float64": S.coshd, "c": S.ccosh_special}, FLOAT_C, "float",
+unary("cosh", {"f": S.cosh_real, "c": S.ccosh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.sinh(), heavy=True, api="cosh", ufunc="cosh")
-unary("sinh", {"float32": S.sinhf, "float64": S.sinhd, "c": S.csinh_special}, FLOAT_C, "float",
+unary("sinh", {"f": S.sinh_real, "c": S.csinh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.cosh(), heavy=True, api="sinh", ufunc="sinh")
 unary("tan", {"float32": S.tanf, "f": "tan", "c": "ctan"}, FLOAT_C, "float",
       lambda x, y, g: g * (1 + y * y), heavy=True, api="tan", ufunc="tan")
-unary("expm1", {"float32": S.expm1f, "float64": S.expm1d, "c": S.cexpm1_special}, FLOAT_C, "float",
+unary("expm1", {"f": S.expm1_real, "c": S.cexpm1_special}, FLOAT_C, "float",
       lambda x, y, g: g * (y + 1), heavy=True, api="expm1", ufunc="expm1")
 unary("log1p", {"float32": S.log1pf, "float64": S.log1pd, "c": "clog1p"}, FLOAT_C, "float",
       lambda x, y, g: g / (1 + x), heavy=True, api="log1p", ufunc="log1p")
@@ -264,10 +264,10 @@ for _name, _fn, _dunder in (("bitwise_and", lambda x, y: x & y, "and"), ("bitwis
     binary(_name, _fn, INT | BOOL, "promote", NOT_DIFFERENTIABLE, operators=(f"__{_dunder}__",),
            reflected=(f"__r{_dunder}__",), inplace=f"__i{_dunder}__", api=_name, ufunc=_name)
 # float results, as true division
-binary("atan2", {"float32": S.atan2f, "float64": S.atan2d}, FLOAT, "true_div",
+binary("atan2", {"f": S.atan2_real}, FLOAT, "true_div",
        (lambda a, b, y, g: g * b / (a * a + b * b), lambda a, b, y, g: -(g * a) / (a * a + b * b)), heavy=True,
        methods=("atan2",), api="atan2", ufunc="arctan2")
-binary("hypot", {"float32": S.hypotf, "float64": S.hypotd}, FLOAT, "true_div",
+binary("hypot", {"f": S.hypot_real}, FLOAT, "true_div",
        (lambda a, b, y, g: g * a / y, lambda a, b, y, g: g * b / y), heavy=True, methods=("hypot",), api="hypot",
        ufunc="hypot")
 # +-1 times g (whether the sign of a was kept); zero for b almost everywhere

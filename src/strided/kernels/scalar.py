@@ -30,17 +30,18 @@ Zeros (and log1p's signed zeros), negatives, infinities, NaN, overflow and under
 NumPy's results; log2 of a power of 2 and log10 of an exact power of 10 are exact.
 f32 sin and cos (``sinf``, ``cosf``) reduce their argument exactly over the whole f32
 range and compute in f64, rounded once: within 0.51 ulp (NumPy's own f32 sin and cos reach
-1.5); f32 expm1 (``expm1f``) is f64 ``expd`` less 1, or the series where that would
+1.5); f32 expm1 (``expm1_real``) is f64 ``expd`` less 1, or the series where that would
 cancel, rounded once: within 0.51 ulp (NumPy's 2.5).  So are f32 tan, atan, asin, acos,
 sinh, cosh, asinh, acosh, atanh, pow, atan2, hypot and logaddexp, written with those f64
 pieces and an arctangent of our own in forms that do not cancel, with C99's special
-values (docs/benchmarks.md has NumPy's errors beside them).  The CPU compiles these,
-device code calls its own.  f64 expm1, tanh, sinh, cosh, atan, asin, acos, atan2, hypot,
-asinh, acosh and atanh (``expm1d`` ...) keep their steps as hi + lo sums, so that one
-rounding counts: within 0.8 ulp (0.9 for the last three, log1p's).  Complex numbers, f64 sin and
-cos and the f64 forms of the others call the primitives.  exp's last step, p 2^n rounded once
-(``scale2f``, ``scale2d``), is the other place the CPU compiles another form than device
-code: one vscalef on an AVX-512 target, the same bits.
+values (docs/benchmarks.md has NumPy's errors beside them).  f64 expm1, tanh, sinh, cosh,
+atan, asin, acos, atan2, hypot, asinh, acosh and atanh (``tanhd``, ``atan_real`` ...) keep
+their steps as hi + lo sums, so that one rounding counts: within 0.8 ulp (0.9 for the last
+three, log1p's).  The CPU compiles all these (``portable``'s ``cpu`` forms, one per
+dtype), device code calls its own.  Complex numbers, f64 sin, cos, tan, pow and logaddexp
+and the rest call the primitives.  exp's last step, p 2^n rounded once (``scale2f``,
+``scale2d``), is the other place the CPU compiles another form than device code: one
+vscalef on an AVX-512 target, the same bits.
 
 Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
 special-case tables (C99 Annex G) where a part is infinite or NaN (``regular`` is False);
@@ -72,7 +73,8 @@ def portable(fn=None, *, contract: bool = False, cpu=None):
     ``PORTABLE``.  ``contract`` lets LLVM fuse a*b+c into one FMA (one rounding instead of
     two, never less accurate): the polynomials' dependency chains get shorter.  ``cpu``: a
     jitable function of the same values that the CPU target compiles in ``fn``'s place (a
-    faster form only this CPU has); device code still compiles ``fn``."""
+    faster form only this CPU has), or a dict of them by the first argument's numba type
+    (``{types.float32: ..., types.float64: ...}``); device code still compiles ``fn``."""
     def wrap(f):
         opts = {"error_model": "numpy"}
         if contract:
@@ -80,8 +82,10 @@ def portable(fn=None, *, contract: bool = False, cpu=None):
         if cpu is None:
             register_jitable(**opts)(f)
         else:
+            forms = cpu if isinstance(cpu, dict) else None
             # inlined as numba IR: LLVM's inliner leaves a large body a call, which keeps a loop scalar
-            overload(f, jit_options=opts, strict=False, inline="always")(lambda *args: cpu)
+            overload(f, jit_options=opts, strict=False, inline="always")(
+                (lambda *args: forms.get(args[0])) if forms else (lambda *args: cpu))
         PORTABLE[f.__name__] = f
         return f
 
@@ -517,13 +521,6 @@ def _expm1f_cpu(x):
     return _select(x != 0, np.float32(v), x)  # -0.0 stays -0.0
 
 
-@portable(cpu=_expm1f_cpu)
-def expm1f(x):
-    """expm1 of an f32, computed in f64 and rounded once on the CPU: exp(x) - 1 (``expd``),
-    or its series where that would cancel; device code calls its own."""
-    return p_expm1(x)
-
-
 # -- f64 expm1, tanh, sinh and cosh -----------------------------------------------------------
 # expm1(x) = 2^n (1 + expm1(r)) - 1, r = x - n ln 2, |r| <= ln(2)/2, with every step kept as
 # a sum hi + lo (the error-free sums of Dekker and Knuth), so only the last addition rounds.
@@ -618,24 +615,9 @@ def _coshd_cpu(x):
     return (0.5 * f) * (s + ((es + dl) + rl))
 
 
-@portable(cpu=_expm1d_cpu)
-def expm1d(x):
-    return p_expm1(x)
-
-
 @portable(cpu=_tanhd_cpu)
 def tanhd(x):
     return p_tanh(x)
-
-
-@portable(cpu=_sinhd_cpu)
-def sinhd(x):
-    return p_sinh(x)
-
-
-@portable(cpu=_coshd_cpu)
-def coshd(x):
-    return p_cosh(x)
 
 
 LOGD_SHIFT = np.int64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
@@ -922,64 +904,14 @@ def _logaddexpf_cpu(x, y):
     return np.float32(_select(a > b, a, b) + log1pd(expd(d)))  # a NaN reaches d
 
 
-@portable(cpu=_atanf_cpu)
-def atanf(x):
-    return p_atan(x)
-
-
-@portable(cpu=_asinf_cpu)
-def asinf(x):
-    return p_asin(x)
-
-
-@portable(cpu=_acosf_cpu)
-def acosf(x):
-    return p_acos(x)
-
-
-@portable(cpu=_atan2f_cpu)
-def atan2f(y, x):
-    return p_atan2(y, x)
-
-
 @portable(cpu=_tanf_cpu)
 def tanf(x):
     return p_tan(x)
 
 
-@portable(cpu=_sinhf_cpu)
-def sinhf(x):
-    return p_sinh(x)
-
-
-@portable(cpu=_coshf_cpu)
-def coshf(x):
-    return p_cosh(x)
-
-
-@portable(cpu=_asinhf_cpu)
-def asinhf(x):
-    return p_asinh(x)
-
-
-@portable(cpu=_acoshf_cpu)
-def acoshf(x):
-    return p_acosh(x)
-
-
-@portable(cpu=_atanhf_cpu)
-def atanhf(x):
-    return p_atanh(x)
-
-
 @portable(cpu=_powf_cpu)
 def powf(x, y):
     return x**y
-
-
-@portable(cpu=_hypotf_cpu)
-def hypotf(x, y):
-    return p_hypot(x, y)
 
 
 @portable(cpu=_logaddexpf_cpu)
@@ -1099,11 +1031,6 @@ def _hypotd_cpu(x, y):
     return _select((a == np.inf) | (b == np.inf), np.inf, h * f64_from_bits(e << 52))
 
 
-@portable(cpu=_hypotd_cpu)
-def hypotd(x, y):
-    return p_hypot(x, y)
-
-
 # -- f64 asinh, acosh and atanh: log1p of an argument kept as hi + lo -----------------------
 BIG_HYP_F64 = 2.0**500  # beyond, x^2 would overflow: asinh and acosh are log(2x)
 
@@ -1162,39 +1089,61 @@ def _atanhd_cpu(x):
     return _select(x < 0.0, -v, _select(x == 0.0, x, v))
 
 
-@portable(cpu=_asinhd_cpu)
-def asinhd(x):
-    return p_asinh(x)
-
-
-@portable(cpu=_acoshd_cpu)
-def acoshd(x):
-    return p_acosh(x)
-
-
-@portable(cpu=_atanhd_cpu)
-def atanhd(x):
-    return p_atanh(x)
-
-
-@portable(cpu=_atand_cpu)
-def atand(x):
+# -- the functions with a CPU form for f32 and one for f64 ------------------------------------
+# One portable function per op: numba picks the CPU form by the argument's type.
+@portable(cpu={types.float32: _atanf_cpu, types.float64: _atand_cpu})
+def atan_real(x):
     return p_atan(x)
 
 
-@portable(cpu=_atan2d_cpu)
-def atan2d(y, x):
-    return p_atan2(y, x)
-
-
-@portable(cpu=_asind_cpu)
-def asind(x):
+@portable(cpu={types.float32: _asinf_cpu, types.float64: _asind_cpu})
+def asin_real(x):
     return p_asin(x)
 
 
-@portable(cpu=_acosd_cpu)
-def acosd(x):
+@portable(cpu={types.float32: _acosf_cpu, types.float64: _acosd_cpu})
+def acos_real(x):
     return p_acos(x)
+
+
+@portable(cpu={types.float32: _atan2f_cpu, types.float64: _atan2d_cpu})
+def atan2_real(y, x):
+    return p_atan2(y, x)
+
+
+@portable(cpu={types.float32: _sinhf_cpu, types.float64: _sinhd_cpu})
+def sinh_real(x):
+    return p_sinh(x)
+
+
+@portable(cpu={types.float32: _coshf_cpu, types.float64: _coshd_cpu})
+def cosh_real(x):
+    return p_cosh(x)
+
+
+@portable(cpu={types.float32: _asinhf_cpu, types.float64: _asinhd_cpu})
+def asinh_real(x):
+    return p_asinh(x)
+
+
+@portable(cpu={types.float32: _acoshf_cpu, types.float64: _acoshd_cpu})
+def acosh_real(x):
+    return p_acosh(x)
+
+
+@portable(cpu={types.float32: _atanhf_cpu, types.float64: _atanhd_cpu})
+def atanh_real(x):
+    return p_atanh(x)
+
+
+@portable(cpu={types.float32: _hypotf_cpu, types.float64: _hypotd_cpu})
+def hypot_real(x, y):
+    return p_hypot(x, y)
+
+
+@portable(cpu={types.float32: _expm1f_cpu, types.float64: _expm1d_cpu})
+def expm1_real(x):
+    return p_expm1(x)
 
 
 # -- complex special values -----------------------------------------------------------------
