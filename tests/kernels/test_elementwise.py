@@ -799,6 +799,32 @@ def test_float64_asinh_acosh_and_atanh_over_the_whole_range():
 
 
 @needs_long_double
+def test_float64_sin_cos_and_tan_over_the_whole_range():
+    """f64 sin, cos and tan reduce their argument exactly over the whole range (a table of
+    2/pi, the products split by fmas): within 0.75 ulp (tan 0.9) of the correctly rounded
+    result (the oracle: long double, whose reduction is exact too), at the doubles nearest
+    multiples of pi/2 (6381956970095103 2^797 is the nearest of all), across every binade,
+    around 2^-27 (where r = x takes over), with signed zeros, and NaN at infinities."""
+    rng = np.random.default_rng(14)
+    k = np.concatenate([np.arange(1, 20_000), rng.integers(1, 2**40, 20_000)]).astype(np.float64)
+    near = k * (np.pi / 2)
+    pos = every_exponent(np.float64, 40, rng)
+    x = np.concatenate([
+        rng.uniform(-10, 10, 100_000), near, np.nextafter(near, 0), np.nextafter(near, np.inf),
+        pos, -pos, 2.0**-27 * rng.uniform(0.5, 2, 10_000), rng.uniform(-1e6, 1e6, 50_000),
+        np.array(SPECIALS + [6381956970095103 * 2.0**797, -6381956970095103 * 2.0**797, 1.7e308, 5e-324]),
+    ])
+    for op, oracle, bound in (("sin", np.sin, 0.75), ("cos", np.cos, 0.75), ("tan", np.tan, 0.9)):
+        out = serial_unary(op, x)
+        with np.errstate(all="ignore"):
+            exact = oracle(x.astype(np.longdouble))
+        assert ulp_error(x, out, exact) <= bound, op
+        zeros = x == 0
+        want = np.ones(zeros.sum()) if op == "cos" else x[zeros]
+        assert np.array_equal(out[zeros], want) and np.array_equal(np.signbit(out[zeros]), np.signbit(want)), op
+
+
+@needs_long_double
 def test_float64_hypot_is_rounded_once_over_the_whole_range():
     """f64 hypot scales both operands to the larger's binade and keeps the squares' sum as
     hi + lo: within 0.501 ulp (the oracle: long double) from subnormals to the largest
@@ -824,9 +850,9 @@ def test_float64_hypot_is_rounded_once_over_the_whole_range():
                                       ("log1p", np.float64), ("expm1", np.float64), ("tanh", np.float64),
                                       ("sinh", np.float64), ("cosh", np.float64), ("atan", np.float64),
                                       ("asin", np.float64), ("acos", np.float64), ("asinh", np.float64),
-                                      ("atanh", np.float64),
-                                      ("atan", np.float32), ("asin", np.float32), ("tan", np.float32),
-                                      ("sinh", np.float32), ("atanh", np.float32)])
+                                      ("atanh", np.float64), ("sin", np.float64), ("cos", np.float64),
+                                      ("tan", np.float64), ("atan", np.float32), ("asin", np.float32),
+                                      ("tan", np.float32), ("sinh", np.float32), ("atanh", np.float32)])
 def test_float_math_vectorises(op, dtype):
     """The point of the polynomials: LLVM vectorises a loop over the op's scalar function
     (a libm call per element would keep it scalar).  Checked in the IR, not timed."""

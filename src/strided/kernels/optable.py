@@ -169,9 +169,9 @@ unary("tanh", {"float32": S.tanhf, "float64": S.tanhd, "c": S.ctanh_special}, FL
       lambda x, y, g: g * (1 - y * y), heavy=True, api="tanh", ufunc="tanh")
 unary("sigmoid", {"float32": S.sigmoidf, "float64": S.sigmoidd}, FLOAT, "float", lambda x, y, g: g * y * (1 - y),
       heavy=True)
-unary("sin", {"float32": S.sinf, "f": "sin", "c": "csin"}, FLOAT_C, "float", lambda x, y, g: g * x.cos(),
+unary("sin", {"f": S.sin_real, "c": "csin"}, FLOAT_C, "float", lambda x, y, g: g * x.cos(),
       heavy=True, api="sin", ufunc="sin")
-unary("cos", {"float32": S.cosf, "f": "cos", "c": "ccos"}, FLOAT_C, "float", lambda x, y, g: -(g * x.sin()), heavy=True,
+unary("cos", {"f": S.cos_real, "c": "ccos"}, FLOAT_C, "float", lambda x, y, g: -(g * x.sin()), heavy=True,
       api="cos", ufunc="cos")
 unary("sign", {"c": S.sign_complex, "": S.sign_real}, NUMERIC_C, "same", _ZERO, api="sign", ufunc="sign")
 unary("recip", {"c": S.recip_complex, "": S.recip_real}, FLOAT_C, "float", lambda x, y, g: -(g * y * y),
@@ -192,7 +192,7 @@ unary("cosh", {"f": S.cosh_real, "c": S.ccosh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.sinh(), heavy=True, api="cosh", ufunc="cosh")
 unary("sinh", {"f": S.sinh_real, "c": S.csinh_special}, FLOAT_C, "float",
       lambda x, y, g: g * x.cosh(), heavy=True, api="sinh", ufunc="sinh")
-unary("tan", {"float32": S.tanf, "f": "tan", "c": "ctan"}, FLOAT_C, "float",
+unary("tan", {"f": S.tan_real, "c": "ctan"}, FLOAT_C, "float",
       lambda x, y, g: g * (1 + y * y), heavy=True, api="tan", ufunc="tan")
 unary("expm1", {"f": S.expm1_real, "c": S.cexpm1_special}, FLOAT_C, "float",
       lambda x, y, g: g * (y + 1), heavy=True, api="expm1", ufunc="expm1")

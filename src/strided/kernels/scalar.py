@@ -37,9 +37,10 @@ pieces and an arctangent of our own in forms that do not cancel, with C99's spec
 values (docs/benchmarks.md has NumPy's errors beside them).  f64 expm1, tanh, sinh, cosh,
 atan, asin, acos, atan2, hypot, asinh, acosh and atanh (``tanhd``, ``atan_real`` ...) keep
 their steps as hi + lo sums, so that one rounding counts: within 0.8 ulp (0.9 for the last
-three, log1p's).  The CPU compiles all these (``portable``'s ``cpu`` forms, one per
-dtype), device code calls its own.  Complex numbers, f64 sin, cos, tan, pow and logaddexp
-and the rest call the primitives.  exp's last step, p 2^n rounded once (``scale2f``,
+three, log1p's).  f64 sin, cos and tan reduce their argument exactly over the whole
+range, with a table of 2/pi as f32's do: within 0.75 ulp (tan 0.9).  The CPU compiles all
+these (``portable``'s ``cpu`` forms, one per dtype), device code calls its own.  Complex
+numbers, f64 pow and logaddexp and the rest call the primitives.  exp's last step, p 2^n rounded once (``scale2f``,
 ``scale2d``), is the other place the CPU compiles another form than device code: one
 vscalef on an AVX-512 target, the same bits.
 
@@ -304,11 +305,11 @@ def tanhf(x):
 # about 75 bits below the point (no f32 from 2^24 on comes within 2^-30 of a quadrant of a
 # multiple of pi/2: 16367173 2^72 comes nearest, found by search).
 # Both ways are computed for every element and one is selected: a loop of them vectorises.
-def _trig_table() -> np.ndarray:
-    bits = 360
+def _pi_scaled(bits: int) -> int:
+    """pi 2^bits, rounded down: Machin's formula on integers."""
     guard = bits + 24
 
-    def atan_inv(n):  # atan(1/n) 2^guard, by its series on integers
+    def atan_inv(n):  # atan(1/n) 2^guard, by its series
         total = term = (1 << guard) // n
         k, n2 = 1, n * n
         while term:
@@ -317,18 +318,24 @@ def _trig_table() -> np.ndarray:
             k += 1
         return total
 
-    pi = (16 * atan_inv(5) - 4 * atan_inv(239)) >> (guard - bits)  # pi 2^bits
-    two_over_pi = (1 << (2 * bits + 1)) // pi  # 2/pi 2^bits
-    table = np.empty((105, 4))
-    for k in range(105):
-        c = (two_over_pi << k) & ((1 << (bits + 2)) - 1)  # (2^k 2/pi) mod 4, in units of 2^-bits
-        for i in range(4):
-            low = 2 - 26 * (i + 1)  # chunk i: the bits of weight 2^(1 - 26 i) down to 2^low
-            table[k, i] = float((c >> (bits + low)) & ((1 << 26) - 1)) * 2.0**low
-    return table[:, 0::2] + table[:, 1::2]  # two chunks side by side fill one f64 exactly
+    return (16 * atan_inv(5) - 4 * atan_inv(239)) >> (guard - bits)
 
 
-TRIG_TABLE = _trig_table()
+def _two_over_pi_table(kmin: int, kmax: int, count: int) -> np.ndarray:
+    """Row k - kmin: (2^k 2/pi) mod 4 in ``count`` f64s of 52 bits at fixed places, the
+    first holding the bits of weight 2^1 down to 2^-50, the next 2^-51 to 2^-102, ..."""
+    bits = kmax + 52 * count + 64
+    two_over_pi = (1 << (2 * bits + 1)) // _pi_scaled(bits)  # 2/pi 2^bits
+    table = np.empty((kmax - kmin + 1, count))
+    for k in range(kmin, kmax + 1):
+        c = ((two_over_pi << k) if k >= 0 else (two_over_pi >> -k)) & ((1 << (bits + 2)) - 1)
+        for i in range(count):
+            low = 2 - 52 * (i + 1)  # chunk i: the bits of weight 2^(1 - 52 i) down to 2^low
+            table[k - kmin, i] = float((c >> (bits + low)) & ((1 << 52) - 1)) * 2.0**low
+    return table
+
+
+TRIG_TABLE = _two_over_pi_table(0, 104, 2)
 TRIG_SMALL = 2.0**24
 TWO_OVER_PI = 0.6366197723675814
 PIO2_1, PIO2_2, PIO2_3 = 1.570796325802803, 9.920935739593517e-10, 5.721188726109832e-18  # 29, 29, 53 bits
@@ -383,19 +390,6 @@ def _sinf_cpu(x):
 def _cosf_cpu(x):
     q, s, c = _sin_cos_parts(x)
     return _select(abs(x) < np.inf, np.float32(_in_quadrant(q + 1.0, s, c)), x - x)
-
-
-@portable(cpu=_sinf_cpu)
-def sinf(x):
-    """sin of an f32, correctly rounded but in rare near-halfway cases (the CPU's form above);
-    device code calls its own."""
-    return p_sin(x)
-
-
-@portable(cpu=_cosf_cpu)
-def cosf(x):
-    """cos of an f32, as ``sinf``."""
-    return p_cos(x)
 
 
 # -- f32 logs -------------------------------------------------------------------------------
@@ -540,6 +534,13 @@ def _two_sum(a, b):
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
+
+
+@njit(error_model="numpy", inline="always")
+def _fast_two_sum(a, b):
+    """(s, e) as ``_two_sum`` gives them, where |a| >= |b| (Dekker)."""
+    s = a + b
+    return s, b - (s - a)
 
 
 @njit(error_model="numpy", inline="always")
@@ -904,11 +905,6 @@ def _logaddexpf_cpu(x, y):
     return np.float32(_select(a > b, a, b) + log1pd(expd(d)))  # a NaN reaches d
 
 
-@portable(cpu=_tanf_cpu)
-def tanf(x):
-    return p_tan(x)
-
-
 @portable(cpu=_powf_cpu)
 def powf(x, y):
     return x**y
@@ -1089,8 +1085,122 @@ def _atanhd_cpu(x):
     return _select(x < 0.0, -v, _select(x == 0.0, x, v))
 
 
+# -- f64 sin, cos and tan --------------------------------------------------------------------
+# |x| = (j + f) pi/2 with |f| <= 1/2 (about), r = f pi/2 kept as hi + lo, reduced the same way
+# over the whole range (one way only: a loop computing two and selecting one was half again
+# as long).  |x| = m 2^k with m a 53-bit integer, and the table holds (2^k 2/pi) mod 4 in
+# four f64s C_i of 52 bits at fixed places, for k from -79 (|x| = 2^-27; below, r = x) to
+# 971.  Each m C_i is exactly p_i + e_i (an fma), p_i and e_i multiples of C_i's last place,
+# so the sums below are exact where marked; each two_sum's error is at most 2^-53 of a
+# partial sum, which is at most |f| + 2^-48, so the two added at the end in plain
+# arithmetic cost 2^-106 |f| + 2^-152.  The doubles nearest a multiple of pi/2 leave |f|
+# near 2^-62, so r keeps more than 80 good bits.  sin r and cos r are Taylor polynomials
+# (to r^17 and r^18, 2^-63 on |r| <= pi/4) applied to hi, with lo's first-order term, each
+# returned as a value and a tail not yet added; tan is their quotient, divided as hi + lo.
+TRIG_TABLE_F64 = _two_over_pi_table(-79, 971, 4)
+TRIG_TINY_F64 = 2.0**-27
+PIO2_1D, PIO2_2D = 1.5707963267948966, 6.123233995736766e-17  # pi/2 to 2^-107
+IMPLICIT_F64 = np.int64(0x0010000000000000)
+SD3, SD5, SD7, SD9 = -1 / 6, 1 / 120, -1 / 5040, 1 / 362880
+SD11, SD13, SD15, SD17 = -1 / 39916800, 1 / 6227020800, -1 / 1307674368000, 1 / 355687428096000
+CD4, CD6, CD8, CD10 = 1 / 24, -1 / 720, 1 / 40320, -1 / 3628800
+CD12, CD14, CD16, CD18 = 1 / 479001600, -1 / 87178291200, 1 / 20922789888000, -1 / 6402373705728000
+
+
+@njit(error_model="numpy", inline="always")
+def _round_off(v):
+    """(i, v - i) with i the integer nearest v (as an f64): exact."""
+    i = np.floor(v + 0.5)
+    return i, v - i
+
+
+@njit(error_model="numpy", inline="always")
+def _reduce_pio2d(a):
+    """(q, rh, rl) for an f64 a >= 0: a = (q + 4n) pi/2 + rh + rl, q in 0..3 as an f64."""
+    bits = f64_bits(a)
+    m = np.float64((bits & MANT_F64) | IMPLICIT_F64)
+    k = min(max(((bits >> 52) & 0x7FF) - 996, 0), 1050)  # a = m 2^(k - 79)
+    c0, c1, c2 = TRIG_TABLE_F64[k, 0], TRIG_TABLE_F64[k, 1], TRIG_TABLE_F64[k, 2]
+    p0, p1, p2 = m * c0, m * c1, m * c2
+    e0, e1, e2 = _fma(m, c0, -p0), _fma(m, c1, -p1), _fma(m, c2, -p2)
+    h = _fma(-4.0, np.floor(p0 * 0.25), p0) + e0  # on the grid 2^-50, below 8: exact
+    h, s1 = _two_sum(h, p1)
+    i1, h = _round_off(h)
+    h, s2 = _two_sum(h, s1 + e1)  # on the grid 2^-102, below 2^-49: exact
+    h, s3 = _two_sum(h, p2)
+    i2, h = _round_off(h)
+    fh, fl = _two_sum(h, (s2 + s3) + (e2 + m * TRIG_TABLE_F64[k, 3]))
+    rh = fh * PIO2_1D
+    rl = _fma(fh, PIO2_1D, -rh) + _fma(fh, PIO2_2D, fl * PIO2_1D)
+    tiny = a < TRIG_TINY_F64
+    j = _select(tiny, 0.0, i1 + i2)
+    return j - 4.0 * np.floor(j * 0.25), _select(tiny, a, rh), _select(tiny, 0.0, rl)
+
+
+@njit(error_model="numpy", inline="always")
+def _sin_cos_d(rh, rl):
+    """(s, st, c, ct): sin r = s + st and cos r = c + ct for r = rh + rl, |r| <= pi/4 (about)."""
+    z = rh * rh
+    ps = _fma(_fma(_fma(_fma(_fma(_fma(_fma(SD17, z, SD15), z, SD13), z, SD11), z, SD9), z, SD7), z, SD5), z, SD3)
+    st = _fma(rh * z, ps, _fma(-0.5 * z, rl, rl))  # sin(rh + rl) = sin rh + rl cos rh
+    pc = _fma(_fma(_fma(_fma(_fma(_fma(_fma(CD18, z, CD16), z, CD14), z, CD12), z, CD10), z, CD8), z, CD6), z, CD4)
+    c, e = _two_sum(1.0, -0.5 * z)
+    ct = _fma(z * z, pc, e - _fma(0.5, _fma(rh, rh, -z), rh * rl))  # cos(rh + rl) = cos rh - rl sin rh
+    return rh, st, c, ct
+
+
+@register_jitable(error_model="numpy")
+def _sind_cpu(x):
+    q, rh, rl = _reduce_pio2d(abs(x))
+    s, st, c, ct = _sin_cos_d(rh, rl)
+    odd = (q == 1.0) | (q == 3.0)
+    v = _select(odd, c, s) + _select(odd, ct, st)
+    v = _select((q == 2.0) | (q == 3.0), -v, v)
+    v = _select(f64_bits(x) < 0, -v, v)  # sin(-0.0) is -0.0
+    return _select(abs(x) < np.inf, v, x - x)
+
+
+@register_jitable(error_model="numpy")
+def _cosd_cpu(x):
+    q, rh, rl = _reduce_pio2d(abs(x))
+    s, st, c, ct = _sin_cos_d(rh, rl)
+    odd = (q == 1.0) | (q == 3.0)  # cos(r + pi/2) = -sin r
+    v = _select(odd, s, c) + _select(odd, st, ct)
+    v = _select((q == 1.0) | (q == 2.0), -v, v)
+    return _select(abs(x) < np.inf, v, x - x)
+
+
+@register_jitable(error_model="numpy")
+def _tand_cpu(x):
+    q, rh, rl = _reduce_pio2d(abs(x))
+    s, st, c, ct = _sin_cos_d(rh, rl)
+    odd = (q == 1.0) | (q == 3.0)  # tan(r + pi/2) = -cos r / sin r
+    nh, nt = _fast_two_sum(_select(odd, -c, s), _select(odd, -ct, st))
+    dh, dt = _fast_two_sum(_select(odd, s, c), _select(odd, st, ct))
+    inv = 1.0 / dh
+    v = nh * inv
+    v = _fma(_fma(-v, dh, nh) + _fma(-v, dt, nt), inv, v)
+    v = _select(f64_bits(x) < 0, -v, v)
+    return _select(abs(x) < np.inf, v, x - x)
+
+
 # -- the functions with a CPU form for f32 and one for f64 ------------------------------------
 # One portable function per op: numba picks the CPU form by the argument's type.
+@portable(cpu={types.float32: _sinf_cpu, types.float64: _sind_cpu})
+def sin_real(x):
+    return p_sin(x)
+
+
+@portable(cpu={types.float32: _cosf_cpu, types.float64: _cosd_cpu})
+def cos_real(x):
+    return p_cos(x)
+
+
+@portable(cpu={types.float32: _tanf_cpu, types.float64: _tand_cpu})
+def tan_real(x):
+    return p_tan(x)
+
+
 @portable(cpu={types.float32: _atanf_cpu, types.float64: _atand_cpu})
 def atan_real(x):
     return p_atan(x)
