@@ -241,7 +241,7 @@ binary("maximum", lambda x, y: x if (x > y or x != x) else y, ALL, "promote", _s
        methods=("maximum", "broadcast_maximum"), api="maximum", ufunc="maximum")
 binary("minimum", lambda x, y: x if (x < y or x != x) else y, ALL, "promote", _same(lambda a, b: a <= b),
        methods=("minimum", "broadcast_minimum"), api="minimum", ufunc="minimum")
-binary("pow", {"c": S.pow_complex, "float32": S.powf, "f": S.pow_real, "b": lambda x, y: x or not y,
+binary("pow", {"c": S.pow_complex, "f": S.pow_real, "b": lambda x, y: x or not y,
               "": S.pow_int}, ALL_C, "promote",
        (lambda a, b, y, g: g * b * (a ** (b - 1)), lambda a, b, y, g: g * y * _log(a)), heavy=True,
        methods=("pow",), operators=("__pow__",), reflected=("__rpow__",), inplace="__ipow__", api="pow",

@@ -38,11 +38,12 @@ values (docs/benchmarks.md has NumPy's errors beside them).  f64 expm1, tanh, si
 atan, asin, acos, atan2, hypot, asinh, acosh and atanh (``tanhd``, ``atan_real`` ...) keep
 their steps as hi + lo sums, so that one rounding counts: within 0.8 ulp (0.9 for the last
 three, log1p's).  f64 sin, cos and tan reduce their argument exactly over the whole
-range, with a table of 2/pi as f32's do: within 0.75 ulp (tan 0.9).  The CPU compiles all
-these (``portable``'s ``cpu`` forms, one per dtype), device code calls its own.  Complex
-numbers, f64 pow and logaddexp and the rest call the primitives.  exp's last step, p 2^n rounded once (``scale2f``,
-``scale2d``), is the other place the CPU compiles another form than device code: one
-vscalef on an AVX-512 target, the same bits.
+range, with a table of 2/pi as f32's do: within 0.75 ulp (tan 0.9).  f64 pow is
+exp(y log|x|) with log|x| and the product kept as hi + lo (``exp_sum``): within 0.8 ulp.
+The CPU compiles all these (``portable``'s ``cpu`` forms, one per dtype), device code
+calls its own.  Complex numbers, f64 logaddexp and the rest call the primitives.  exp's
+last step, p 2^n rounded once (``scale2f``, ``scale2d``), is the other place the CPU
+compiles another form than device code: one vscalef on an AVX-512 target, the same bits.
 
 Complex cosh, sinh, tanh, expm1, acos, acosh, asinh and atanh follow the standard's
 special-case tables (C99 Annex G) where a part is infinite or NaN (``regular`` is False);
@@ -487,21 +488,36 @@ def scale2d(p, n):
 
 
 @portable(contract=True)
-def expd(x):
-    """exp of an f64, branch free, as expf: exp(r) 2^n with n = round(x / ln 2) and
-    r = x - n ln 2 (ln 2 in two parts, Cody and Waite), 2^n applied by ``scale2d``, so
-    that a subnormal result is rounded once."""
+def exp_reduced(x):
+    """(n, r, c, t) with exp(x) = 2^n (1 + r + c + t) to 2^-60: n = round(x / ln 2),
+    r = x - n ln 2 rounded (ln 2 in two parts, Cody and Waite), c its rounding, t = r^2 Q(r)."""
     xc = EXP_HI_F64 if EXP_HI_F64 < x else x
     xc = EXP_LO_F64 if EXP_LO_F64 > xc else xc
     n = p_floor(xc * LOG2E_F64 + 0.5)
     rh = xc - n * LN2_HI_F64
     r = rh - n * LN2_LO_F64
-    rc = (rh - r) - n * LN2_LO_F64  # the rounding of r
+    c = (rh - r) - n * LN2_LO_F64
     q = (((((((((ED9 * r + ED8) * r + ED7) * r + ED6) * r + ED5) * r + ED4) * r + ED3) * r + ED2) * r
           + ED1) * r + ED0)
+    return n, r, c, (r * r) * q
+
+
+@portable(contract=True)
+def expd(x):
+    """exp of an f64, branch free, as expf: 2^n applied by ``scale2d``, so that a subnormal
+    result is rounded once."""
+    n, r, c, t = exp_reduced(x)
     hi = 1.0 + r
-    p = hi + ((((1.0 - hi) + r) + rc * hi) + (r * r) * q)  # 1 + r's rounding added back
-    return scale2d(p, n)
+    return scale2d(hi + ((((1.0 - hi) + r) + c * hi) + t), n)  # 1 + r's rounding added back
+
+
+@portable(contract=True)
+def exp_sum(x, lo):
+    """exp(x + lo) for an f64 x and a lo up to 2^-40 |x| or so (an exponent kept as hi + lo):
+    expd's sum plus lo exp(r)."""
+    n, r, c, t = exp_reduced(x)
+    hi = 1.0 + r
+    return scale2d(hi + (((((1.0 - hi) + r) + c * hi) + t) + lo * (hi + t)), n)
 
 
 EXPM1_SMALL = 1e-3  # below, exp(x) - 1 would cancel: the series, to x^5 (x^6/720 is 1e-18 x)
@@ -905,11 +921,6 @@ def _logaddexpf_cpu(x, y):
     return np.float32(_select(a > b, a, b) + log1pd(expd(d)))  # a NaN reaches d
 
 
-@portable(cpu=_powf_cpu)
-def powf(x, y):
-    return x**y
-
-
 @portable(cpu=_logaddexpf_cpu)
 def logaddexpf(x, y):
     return p_logaddexp(x, y)
@@ -1184,6 +1195,77 @@ def _tand_cpu(x):
     return _select(abs(x) < np.inf, v, x - x)
 
 
+# -- f64 pow ----------------------------------------------------------------------------------
+# x^y = exp(y log x) needs log x to about 2^-66 (y log x reaches 745, and its error is the
+# result's relative error), so log x is a sum hi + lo: x = 2^e z with z in [sqrt(1/2),
+# sqrt(2)), and z's 128 bit-ranges each have a 1/c with few bits (8 or 9; 1 for the range
+# holding 1), so that r = z (1/c) - 1 is exact (an fma) and below 2^-7: log x = e ln 2 +
+# log c + log1p(r), log c in two parts, log1p(r) = r - r^2/2 (exact as two parts) + r^3 P(r)
+# with P Taylor's to r^11.  The large terms are summed with their roundings kept, so the
+# error left is about 2^-74 |log x|.  exp takes y log x as hi + lo.
+def _pow_log_table() -> np.ndarray:
+    """Rows (1/c, -log(1/c) high, its low part) for z's 128 bit-ranges from sqrt(1/2)."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    base = int(SQRT_HALF_F64)
+    one = np.float64(1.0).view(np.int64)
+    table = np.empty((128, 3))
+    for i in range(128):
+        lo, hi = (np.int64(base + (j << 45)).view(np.float64) for j in (i, i + 1))
+        step = 2.0**-7 if (lo + hi) < 2.0 else 2.0**-8  # so that z (1/c) is exact to 2^-7
+        invc = 1.0 if base + (i << 45) <= one < base + ((i + 1) << 45) else round(2.0 / (lo + hi) / step) * step
+        logc = -Decimal(invc).ln()
+        table[i] = invc, float(logc), float(logc - Decimal(float(logc)))
+    return table
+
+
+POW_LOG_TABLE = _pow_log_table()
+PL3, PL4, PL5, PL6, PL7 = 1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7
+PL8, PL9, PL10, PL11 = -1 / 8, 1 / 9, -1 / 10, 1 / 11
+
+
+@njit(error_model="numpy", inline="always")
+def _log_parts_d(a):
+    """(hi, lo): log a = hi + lo to about 2^-74 relative, for an f64 a >= 0 (-inf at 0,
+    inf at inf, NaN at NaN, lo 0 there)."""
+    sub = a < TINY_F64
+    ix = f64_bits(_select(sub, a * TWO52, a))
+    t = ix - SQRT_HALF_F64
+    i = (t >> 45) & 127
+    k = t >> 52
+    z = f64_from_bits(ix - (k << 52))
+    e = np.float64(k) - _select(sub, 52.0, 0.0)
+    r = _fma(z, POW_LOG_TABLE[i, 0], -1.0)
+    ah, al = _two_sum(e * LN2_HI_F64, POW_LOG_TABLE[i, 1])
+    rr = r * r
+    h, l1 = _two_sum(ah, r)
+    h, l2 = _two_sum(h, -0.5 * rr)
+    p = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(PL11, r, PL10), r, PL9), r, PL8), r, PL7), r, PL6), r, PL5), r,
+                  PL4), r, PL3)
+    lo = ((al + l1) + l2) + ((_fma(e, LN2_LO_F64, POW_LOG_TABLE[i, 2]) - 0.5 * _fma(r, r, -rr)) + rr * r * p)
+    hi, lo = _fast_two_sum(h, lo)
+    finite = (a > 0.0) & (a < np.inf)
+    return _select(finite, hi, _select(a == 0.0, -np.inf, a)), _select(finite, lo, 0.0)
+
+
+@register_jitable(error_model="numpy")
+def _powd_cpu(x, y):
+    """exp(y log|x|) with y log|x| as hi + lo, and C99's special values as ``_powf_cpu``."""
+    ax = abs(x)
+    lh, ll = _log_parts_d(ax)
+    th = y * lh
+    tl = _select(abs(th) < 1e3, _fma(y, lh, -th) + y * ll, 0.0)  # an infinite product: no error
+    one = (x == 1.0) | (y == 0.0) | ((x == -1.0) & (abs(y) == np.inf))
+    v = exp_sum(_select(one, 0.0, th), _select(one, 0.0, tl))
+    whole = (np.floor(y) == y) & (abs(y) < np.inf)
+    odd = whole & (np.floor(y * 0.5) * 2.0 != y)
+    neg = f64_bits(x) < 0
+    v = _select(neg & odd, -v, v)
+    v = _select(neg & ~whole & (ax > 0.0) & (ax < np.inf) & (abs(y) < np.inf), math.nan, v)
+    return _select(y == 2.0, x * x, v)
+
+
 # -- the functions with a CPU form for f32 and one for f64 ------------------------------------
 # One portable function per op: numba picks the CPU form by the argument's type.
 @portable(cpu={types.float32: _sinf_cpu, types.float64: _sind_cpu})
@@ -1244,6 +1326,13 @@ def acosh_real(x):
 @portable(cpu={types.float32: _atanhf_cpu, types.float64: _atanhd_cpu})
 def atanh_real(x):
     return p_atanh(x)
+
+
+@portable(cpu={types.float32: _powf_cpu, types.float64: _powd_cpu})
+def pow_real(x, y):
+    """x ** y; device code squares where y is 2 (as the CPU's forms do), so that a loop
+    squaring by a scalar 2 runs without a call per element and rounds once."""
+    return x * x if y == 2.0 else x**y
 
 
 @portable(cpu={types.float32: _hypotf_cpu, types.float64: _hypotd_cpu})
@@ -1535,11 +1624,6 @@ def recip_complex(T):
     return crecip
 
 
-@portable
-def pow_real(x, y):
-    """x ** y (libm's pow), but x^2 is x x: a loop squaring by a scalar 2 runs without a
-    call per element, and its results are correctly rounded."""
-    return x * x if y == 2.0 else x**y
 
 
 @typed
