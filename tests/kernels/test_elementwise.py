@@ -824,6 +824,24 @@ def test_float64_sin_cos_and_tan_over_the_whole_range():
         assert np.array_equal(out[zeros], want) and np.array_equal(np.signbit(out[zeros]), np.signbit(want)), op
 
 
+def test_pow_log_table_keeps_r_exact():
+    """f64 pow's log takes r = z (1/c) - 1 with one fma: each of the 128 bit-ranges of z
+    has a 1/c with few enough bits that r is exact, and below 2^-7 (checked with rationals
+    at both ends of every range and at random z within); log c is -log(1/c) in two parts."""
+    from fractions import Fraction
+
+    from strided.kernels.scalar import POW_LOG_TABLE, SQRT_HALF_F64
+
+    rng = np.random.default_rng(16)
+    base = int(SQRT_HALF_F64)
+    for i, (invc, hi, lo) in enumerate(POW_LOG_TABLE):
+        first, last = base + (i << 45), base + ((i + 1) << 45) - 1
+        for b in [first, last, *rng.integers(first, last, 40)]:
+            r = Fraction(float(np.int64(b).view(np.float64))) * Fraction(float(invc)) - 1
+            assert Fraction(float(r)) == r and abs(r) < Fraction(1, 128), (i, b)
+        assert abs(hi + np.log(invc)) <= np.spacing(abs(hi)) and abs(lo) <= np.spacing(abs(hi)) / 2
+
+
 @needs_long_double
 def test_float64_pow_over_the_whole_range():
     """f64 pow is exp(y log|x|) with log|x| and y log|x| kept as hi + lo (the result's
