@@ -173,6 +173,8 @@ def placed(op: str, t: Tensor, device: str) -> Tensor:
 
 def int_arg(op: str, what: str, value) -> int:
     """One integer argument (``k``, ``n``, ``offset``, ...): not a sequence, not a bool."""
+    if type(value) is int:  # the common case, answered first: a call is a fair share of a small op
+        return value
     if not isinstance(value, (bool, np.bool_)):
         try:
             return operator.index(value)

@@ -21,6 +21,8 @@ from .indexing import take
 
 
 def _flag(op: str, what: str, value) -> bool:
+    if value is False or value is True:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise StridedError(f"{op}: expected {what} to be a bool, got {value!r}")
     return bool(value)

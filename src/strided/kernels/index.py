@@ -105,8 +105,8 @@ def _isel_body(dst, doff, src, soff, oshape, ost, index, kd, ks, ishape, ist, lo
     and inner dims' strides, dst's row then src's."""
     K = index.shape[0]
     nd = oshape.shape[0]
-    oidx = np.empty(nd, np.int64)
-    scratch = np.empty(ishape.shape[0], np.int64)
+    oidx = index_scratch(nd)
+    scratch = index_scratch(ishape.shape[0])
     o = lo // K
     k = lo - o * K
     d, s = seek(o, oshape, ost, nd, oidx, (doff, soff))

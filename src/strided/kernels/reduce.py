@@ -99,7 +99,7 @@ from .reduce_plan import (
     has_work,
     plan_and_arrays,
 )
-from .walk import carry, direct, in_parallel, index_scratch, launch, seek
+from .walk import carry, direct, in_parallel, index_scratch, launch, seek, stack_scratch
 
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload, register_jitable
@@ -440,8 +440,8 @@ def _make_reduce(comb, make_leaf):
         nk = kshape.shape[0]
         kidx = index_scratch(nk)
         ridx = index_scratch(rshape.shape[0])
-        vals = np.empty(STACK, identa.dtype)
-        lvls = np.empty(STACK, np.int64)
+        vals = stack_scratch(STACK, identa.dtype)
+        lvls = stack_scratch(STACK, np.int64)
         buf = _scratch(src)
         n_in, ss, so = 1, 0, 0  # a whole reduction keeps no dim: one output
         if nk:
@@ -476,8 +476,8 @@ def _make_reduce(comb, make_leaf):
         ident = identa[0]
         kidx = index_scratch(kshape.shape[0])
         ridx = index_scratch(rshape.shape[0])
-        vals = np.empty(STACK, identa.dtype)
-        lvls = np.empty(STACK, np.int64)
+        vals = stack_scratch(STACK, identa.dtype)
+        lvls = stack_scratch(STACK, np.int64)
         buf = _scratch(src)
         for w in range(w0, w1):
             pi = w // nsplit
@@ -511,8 +511,8 @@ def _make_reduce(comb, make_leaf):
         kidx = index_scratch(nk)
         nrd = rshape.shape[0]
         ridx = index_scratch(nrd)
-        acc = np.empty(width, identa.dtype)
-        tmp = np.empty(width, identa.dtype)
+        acc = stack_scratch(width, identa.dtype)
+        tmp = stack_scratch(width, identa.dtype)
         for w in range(w0, w1):
             wc = w // nrs
             rp = w - wc * nrs

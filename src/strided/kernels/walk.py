@@ -134,10 +134,12 @@ def index_scratch(typingctx, n):
 @intrinsic
 def stack_scratch(typingctx, n, dtype):
     """``n`` uninitialised elements of ``dtype`` (a numba dtype or a NumPy scalar type) on
-    the calling kernel's stack, for a few values a kernel hands to C by address; the
-    rules of ``index_scratch`` apply."""
+    the calling kernel's stack: a few values a kernel hands to C by address, or a
+    per-call accumulator whose length the kernel bounds (a reduction's row of partial sums,
+    at most ``MAX_WIDTH``) that the heap would make a small reduction pay for on every
+    call; the rules of ``index_scratch`` apply."""
     el = dtype.dtype if isinstance(dtype, types.DType) else getattr(dtype, "instance_type", None)
-    if not isinstance(el, (types.Integer, types.Float)):
+    if not isinstance(el, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return None
     aryty = types.Array(el, 1, "C")
 
