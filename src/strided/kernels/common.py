@@ -81,7 +81,10 @@ ARG_BLOCK = 256
 # OUTER: rows added into a block accumulator before it is folded into the total, so that no
 # sum runs long sequentially (the OUTER counterpart of the pairwise cascade).
 FOLD = 64
-# OUTER: columns per work item, so that the accumulators stay in L1/L2.
+# OUTER: columns per work item, so that the accumulators stay in L1/L2.  It also bounds the
+# two accumulators a column reduction keeps on its stack (32 KiB for f32, 128 KiB for
+# complex128), well within the megabytes a thread's stack has by default (the main
+# thread's, numba's workers', Python's threads').
 MAX_WIDTH = 4096
 # Cascade depth: enough for 2^64 leaves.
 STACK = 64
